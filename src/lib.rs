@@ -1,0 +1,17 @@
+//! docsnap: documentation snapshots for coding agents.
+//!
+//! The pipeline is `crawl → normalize → section → index`; each stage is one
+//! module and the records between them (see [`model`]) are the interface.
+//! [`serve`] loads the artifacts and answers MCP tool calls.
+//! See `ARCHITECTURE.md` for the map and the invariants.
+
+pub mod artifact;
+pub mod config;
+pub mod crawl;
+pub mod index;
+pub mod model;
+pub mod normalize;
+pub mod search;
+pub mod section;
+pub mod serve;
+pub mod util;

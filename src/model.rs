@@ -1,0 +1,110 @@
+//! Records that cross stage boundaries. Every one of them is serialized with
+//! serde and written to disk as JSON lines, so a stage can be re-run, inspected
+//! or replaced without touching its neighbours.
+
+use serde::{Deserialize, Serialize};
+
+/// One documentation page after normalization: what `pages.jsonl` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// Canonical public URL of the HTML page (never the `.md` alternate, never a mirror URL).
+    pub url: String,
+    /// Page title (the document's h1 or front-matter title).
+    pub title: String,
+    /// One sentence on what the page is; empty when the site gives none.
+    pub description: String,
+    /// Normalized Markdown body, without title and description lines.
+    pub markdown: String,
+    /// sha256 (hex) of `markdown`, `title` and `description`; identical content, identical hash.
+    pub sha256: String,
+    /// Path of the page relative to the version root (`specification/2025-11-25/server/tools`).
+    #[serde(default)]
+    pub path: String,
+    /// HTTP validators of the fetched body, for conditional requests on the next build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// One section of a page: the text from a heading to the next heading of any level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// Public URL of the page the section belongs to (no fragment).
+    pub url: String,
+    /// Id of the heading on the live site, so `url#anchor` opens it; empty for the
+    /// page's lead text before its first heading.
+    pub anchor: String,
+    /// Heading texts from the page title down to this section (h1 › h2 › h3).
+    pub heading_path: Vec<String>,
+    /// Heading level 1–6 (1 for the lead section under the title).
+    pub level: u8,
+    /// Markdown of the section body, starting with its heading line (except for the lead).
+    pub text: String,
+    /// Position of this section in its page, 0-based; sections of a page are contiguous.
+    pub ordinal: u32,
+    /// 0 for a whole section; 1.. when an overlong section was split into bounded parts.
+    #[serde(default)]
+    pub part: u32,
+}
+
+impl Section {
+    /// The heading path joined as `A > B > C`, the form the tools show.
+    pub fn heading_display(&self) -> String {
+        self.heading_path.join(" > ")
+    }
+
+    /// URL with the anchor as fragment (the page URL for the lead section).
+    pub fn url_with_anchor(&self) -> String {
+        if self.anchor.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{}#{}", self.url, self.anchor)
+        }
+    }
+}
+
+/// Counts recorded in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Counts {
+    pub pages: u64,
+    pub sections: u64,
+}
+
+/// `manifest.json` of an artifact directory: identity, provenance and checksums.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub source: String,
+    pub product: String,
+    pub version: String,
+    pub snapshot_id: String,
+    /// ISO 8601 UTC, e.g. `2026-12-01T06:40:00Z`.
+    pub created_at: String,
+    pub counts: Counts,
+    /// Relative path → sha256 of every file of the artifact except the manifest itself.
+    pub files: std::collections::BTreeMap<String, String>,
+    /// sha256 over the sorted page hashes: same content, same value.
+    pub content_sha256: String,
+}
+
+/// Version of the on-disk artifact layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlOutcome {
+    /// Public URL as discovered.
+    pub url: String,
+    /// URL actually requested (public form, before any mirror mapping).
+    pub fetched: String,
+    /// Final HTTP status, or 0 when no response was received.
+    pub status: u16,
+    pub attempts: u32,
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

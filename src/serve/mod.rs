@@ -1,0 +1,1 @@
+//! MCP query server (stdio and Streamable HTTP).
