@@ -1,1 +1,366 @@
-//! placeholder
+//! Artifact directories: `<out>/<source>/<version>/<snapshot-id>/` holding
+//! `manifest.json`, `pages.jsonl`, `sections.jsonl`, `crawl.jsonl` and `index/`.
+//!
+//! Invariant: an artifact directory exists under its final name only when it
+//! is complete. It is written under a hidden temporary name beside its final
+//! place, every file is synced, the manifest (with the checksum of every other
+//! file) is written last, and one `rename` publishes it. Readers skip hidden
+//! names and verify the checksums before serving.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
+use crate::util::sha256_hex;
+
+/// Artifact I/O failure, naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
+    move |source| ArtifactError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Identity of an artifact to write.
+#[derive(Debug, Clone)]
+pub struct ArtifactMeta {
+    pub source: String,
+    pub product: String,
+    pub version: String,
+}
+
+/// sha256 over the sorted page hashes: identical content, identical value,
+/// whatever the crawl order or date.
+pub fn content_sha256(pages: &[Page]) -> String {
+    let mut hs: Vec<&str> = pages.iter().map(|p| p.sha256.as_str()).collect();
+    hs.sort_unstable();
+    sha256_hex(hs.join("\n").as_bytes())
+}
+
+/// Current time as ISO 8601 UTC and as the compact form used in snapshot ids.
+fn now_stamps() -> (String, String) {
+    let now = time::OffsetDateTime::now_utc();
+    let iso = now
+        .format(&time::macros::format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
+        ))
+        .unwrap_or_default();
+    let compact = now
+        .format(&time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default();
+    (iso, compact)
+}
+
+fn write_jsonl<T: serde::Serialize>(path: &Path, items: &[T]) -> Result<(), ArtifactError> {
+    let f = std::fs::File::create(path).map_err(io(path))?;
+    let mut w = std::io::BufWriter::new(f);
+    for it in items {
+        let line = serde_json::to_string(it).map_err(|e| ArtifactError::Corrupt {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        w.write_all(line.as_bytes()).map_err(io(path))?;
+        w.write_all(b"\n").map_err(io(path))?;
+    }
+    let f = w.into_inner().map_err(|e| ArtifactError::Io {
+        path: path.to_path_buf(),
+        source: e.into_error(),
+    })?;
+    f.sync_all().map_err(io(path))
+}
+
+/// Read a JSON-lines file.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, ArtifactError> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| ArtifactError::Corrupt {
+                path: path.to_path_buf(),
+                message: format!("line {}: {e}", i + 1),
+            })
+        })
+        .collect()
+}
+
+/// Every file under `dir`, as relative path (with `/`) → sha256.
+fn hash_tree(dir: &Path) -> Result<BTreeMap<String, String>, ArtifactError> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).map_err(io(&d))? {
+            let e = e.map_err(io(&d))?;
+            let p = e.path();
+            let ft = e.file_type().map_err(io(&p))?;
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() {
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if rel == "manifest.json" || rel.ends_with(".lock") {
+                    continue;
+                }
+                let bytes = std::fs::read(&p).map_err(io(&p))?;
+                out.insert(rel, sha256_hex(&bytes));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), ArtifactError> {
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(io(dir))
+}
+
+/// Write a complete artifact under `out` and return its directory. Pages must be
+/// sorted by URL and sections grouped by page in page order.
+pub fn write(
+    out: &Path,
+    meta: &ArtifactMeta,
+    pages: &[Page],
+    sections: &[Section],
+    outcomes: &[UrlOutcome],
+) -> Result<PathBuf, ArtifactError> {
+    let content = content_sha256(pages);
+    let (created_at, compact) = now_stamps();
+    let snapshot_id = format!("{compact}-{}", &content[..12]);
+    let parent = out.join(&meta.source).join(&meta.version);
+    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let tmp = parent.join(format!(".tmp-{snapshot_id}-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+    }
+    std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+    let result = (|| {
+        write_jsonl(&tmp.join("pages.jsonl"), pages)?;
+        write_jsonl(&tmp.join("sections.jsonl"), sections)?;
+        write_jsonl(&tmp.join("crawl.jsonl"), outcomes)?;
+        let idx = tmp.join("index");
+        std::fs::create_dir(&idx).map_err(io(&idx))?;
+        let page_of = page_of(pages, sections);
+        crate::index::build(&idx, pages, sections, &page_of)?;
+        for e in std::fs::read_dir(&idx).map_err(io(&idx))? {
+            let p = e.map_err(io(&idx))?.path();
+            if p.is_file() {
+                std::fs::File::open(&p)
+                    .and_then(|f| f.sync_all())
+                    .map_err(io(&p))?;
+            }
+        }
+        sync_dir(&idx)?;
+        let manifest = Manifest {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            source: meta.source.clone(),
+            product: meta.product.clone(),
+            version: meta.version.clone(),
+            snapshot_id: snapshot_id.clone(),
+            created_at,
+            counts: Counts {
+                pages: pages.len() as u64,
+                sections: sections.len() as u64,
+            },
+            files: hash_tree(&tmp)?,
+            content_sha256: content.clone(),
+        };
+        let mpath = tmp.join("manifest.json");
+        let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| ArtifactError::Corrupt {
+            path: mpath.clone(),
+            message: e.to_string(),
+        })?;
+        f.write_all(&json).map_err(io(&mpath))?;
+        f.sync_all().map_err(io(&mpath))?;
+        sync_dir(&tmp)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    let dest = parent.join(&snapshot_id);
+    if dest.exists() {
+        // Same second, same content: the artifact is already there.
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Ok(dest);
+    }
+    std::fs::rename(&tmp, &dest).map_err(io(&dest))?;
+    sync_dir(&parent)?;
+    Ok(dest)
+}
+
+/// For each section, the index of its page in `pages` (sorted by URL).
+pub fn page_of(pages: &[Page], sections: &[Section]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(sections.len());
+    let mut p = 0usize;
+    for s in sections {
+        while p < pages.len() && pages[p].url != s.url {
+            p += 1;
+        }
+        if p == pages.len() {
+            // Not in order: fall back to a search (keeps this total).
+            p = pages.iter().position(|pg| pg.url == s.url).unwrap_or(0);
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// An artifact read back from disk, checksums verified.
+pub struct Artifact {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub pages: Vec<Page>,
+    pub sections: Vec<Section>,
+}
+
+/// Read the manifest of an artifact directory.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, ArtifactError> {
+    let p = dir.join("manifest.json");
+    let bytes = std::fs::read(&p).map_err(io(&p))?;
+    serde_json::from_slice(&bytes).map_err(|e| ArtifactError::Corrupt {
+        path: p,
+        message: format!("manifest is not valid: {e}"),
+    })
+}
+
+/// Check every file listed in the manifest against its sha256, and that no
+/// file is missing or unlisted.
+pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
+    let m = read_manifest(dir)?;
+    if m.schema_version != SCHEMA_VERSION {
+        return Err(ArtifactError::Corrupt {
+            path: dir.to_path_buf(),
+            message: format!(
+                "schema_version {} is not the supported {}",
+                m.schema_version, SCHEMA_VERSION
+            ),
+        });
+    }
+    let actual = hash_tree(dir)?;
+    for (rel, want) in &m.files {
+        match actual.get(rel) {
+            None => {
+                return Err(ArtifactError::Corrupt {
+                    path: dir.join(rel),
+                    message: "listed in the manifest but missing".into(),
+                })
+            }
+            Some(got) if got != want => {
+                return Err(ArtifactError::Corrupt {
+                    path: dir.join(rel),
+                    message: format!("sha256 {got} does not match the manifest's {want}"),
+                })
+            }
+            _ => {}
+        }
+    }
+    if let Some(extra) = actual.keys().find(|k| !m.files.contains_key(*k)) {
+        return Err(ArtifactError::Corrupt {
+            path: dir.join(extra),
+            message: "not listed in the manifest".into(),
+        });
+    }
+    Ok(m)
+}
+
+/// Load and verify an artifact directory.
+pub fn load(dir: &Path) -> Result<Artifact, ArtifactError> {
+    let manifest = verify(dir)?;
+    let pages: Vec<Page> = read_jsonl(&dir.join("pages.jsonl"))?;
+    let sections: Vec<Section> = read_jsonl(&dir.join("sections.jsonl"))?;
+    if pages.len() as u64 != manifest.counts.pages || sections.len() as u64 != manifest.counts.sections {
+        return Err(ArtifactError::Corrupt {
+            path: dir.to_path_buf(),
+            message: "page or section count differs from the manifest".into(),
+        });
+    }
+    Ok(Artifact {
+        dir: dir.to_path_buf(),
+        manifest,
+        pages,
+        sections,
+    })
+}
+
+/// The newest complete artifact directory of each (source, version) under
+/// `root`, sorted by source and version. Hidden (temporary) names are skipped.
+pub fn newest_artifacts(root: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
+    let mut out = Vec::new();
+    let visible = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .map(|n| !n.starts_with('.'))
+            .unwrap_or(false)
+    };
+    let mut sources: Vec<PathBuf> = list_dirs(root)?.into_iter().filter(|p| visible(p)).collect();
+    sources.sort();
+    for s in sources {
+        let mut versions: Vec<PathBuf> = list_dirs(&s)?.into_iter().filter(|p| visible(p)).collect();
+        versions.sort();
+        for v in versions {
+            let mut snaps: Vec<PathBuf> = list_dirs(&v)?
+                .into_iter()
+                .filter(|p| visible(p) && p.join("manifest.json").is_file())
+                .collect();
+            snaps.sort();
+            if let Some(last) = snaps.pop() {
+                out.push(last);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The previous artifact of one (source, version), if any.
+pub fn previous(out: &Path, source: &str, version: &str) -> Option<PathBuf> {
+    let v = out.join(source).join(version);
+    let mut snaps: Vec<PathBuf> = list_dirs(&v)
+        .ok()?
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .map(|n| !n.starts_with('.'))
+                .unwrap_or(false)
+                && p.join("manifest.json").is_file()
+        })
+        .collect();
+    snaps.sort();
+    snaps.pop()
+}
+
+fn list_dirs(dir: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io(dir))? {
+        let e = e.map_err(io(dir))?;
+        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            out.push(e.path());
+        }
+    }
+    Ok(out)
+}

@@ -1,1 +1,374 @@
-//! placeholder
+//! `sources.yaml`: which documentation sources exist, where their entry points
+//! are, how to discover and read their pages, and how politely to fetch them.
+//!
+//! All site knowledge that is data (URLs, scopes, selectors, rates) lives in this
+//! file; knowledge that is code lives in one adapter per [`Family`]. A mistake
+//! in the file is reported with the file name, the line and the field.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::normalize::Family;
+use crate::section::SlugStyle;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Contact URL put into the User-Agent, so site owners can reach the operator.
+    #[serde(default = "default_contact")]
+    pub contact: String,
+    pub sources: Vec<Source>,
+}
+
+fn default_contact() -> String {
+    "https://github.com/docsnap/docsnap".to_string()
+}
+
+/// One documentation source (a product's docs site).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Short id used on the command line and in artifact paths (`mcp`, `godot`).
+    pub id: String,
+    /// Product id the tools filter on (`claude-code`, `mcp`, `godot`, `leapview`).
+    pub product: String,
+    /// Which tool family serves it: `agent-docs`, `godot` or `leapview`.
+    pub tools: String,
+    /// Which adapter reads its pages.
+    pub family: Family,
+    /// How the live site derives heading ids from Markdown headings (used when the
+    /// page is read from a Markdown alternate; HTML pages carry their ids).
+    #[serde(default)]
+    pub slug: Option<SlugStyle>,
+    /// Fetch `.md` alternates where the site offers them.
+    #[serde(default)]
+    pub prefer_markdown: bool,
+    /// Documentation versions; each becomes its own artifact.
+    pub versions: Vec<VersionSpec>,
+    /// Requests per second and parallel requests per host.
+    #[serde(default)]
+    pub rate: RateSpec,
+    /// CSS selectors of the main content and of chrome to drop (HTML pages).
+    #[serde(default)]
+    pub selectors: Selectors,
+}
+
+/// One documentation version of a source.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionSpec {
+    /// Version label in artifact paths and manifests (`stable`, `3.2`, `current`).
+    pub label: String,
+    /// Public URL of the version's root; page paths are relative to it.
+    pub root: String,
+    /// How pages are found; several methods are combined. Written as a list
+    /// of one-key maps (`- llms_txt: {url: ...}`).
+    #[serde(with = "serde_yaml::with::singleton_map_recursive")]
+    pub discovery: Vec<Discovery>,
+    /// Which URLs may be fetched at all.
+    pub scope: Scope,
+}
+
+/// A way of finding a version's pages.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Discovery {
+    /// An llms.txt index (Mintlify `- [Title](url): description` lines or bare URLs).
+    LlmsTxt { url: String },
+    /// A sitemap.xml or sitemap index.
+    Sitemap { url: String },
+    /// A JSON page manifest (`{"pages": [{"url", "title", "summary", "path"}]}`).
+    Manifest { url: String },
+    /// Follow links from `start`, within the scope, up to `max_depth` hops.
+    Links {
+        start: String,
+        #[serde(default = "default_depth")]
+        max_depth: u32,
+    },
+}
+
+fn default_depth() -> u32 {
+    20
+}
+
+/// URL scope of a version: a URL is in scope when it starts with one of
+/// `prefixes`, matches `include` (if any) and matches no `exclude` regex.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Scope {
+    pub prefixes: Vec<String>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Query strings are dropped from URLs unless this is true.
+    #[serde(default)]
+    pub keep_query: bool,
+}
+
+/// Politeness settings per host.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateSpec {
+    /// Requests per second per host; 0 means unlimited.
+    #[serde(default = "default_rps")]
+    pub per_second: u32,
+    /// Requests in flight per host.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: u32,
+}
+
+impl Default for RateSpec {
+    fn default() -> Self {
+        RateSpec {
+            per_second: default_rps(),
+            concurrency: default_concurrency(),
+        }
+    }
+}
+
+fn default_rps() -> u32 {
+    10
+}
+fn default_concurrency() -> u32 {
+    4
+}
+
+/// CSS selectors used by the HTML adapters.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Selectors {
+    /// The element holding the main content.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Elements inside the content to drop.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+/// A configuration problem, located in the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl Config {
+    /// Read and validate a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Parse and validate configuration text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let cfg: Config = serde_yaml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line: e.location().map(|l| l.line()).unwrap_or(0),
+            message: e.to_string(),
+        })?;
+        cfg.validate(text, path)?;
+        Ok(cfg)
+    }
+
+    /// The source with this id.
+    pub fn source(&self, id: &str) -> Option<&Source> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+
+    fn validate(&self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let err = |id: &str, field: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line: locate(text, id, field),
+            message: format!("source `{id}`, field `{field}`: {message}"),
+        };
+        let mut seen = std::collections::HashSet::new();
+        for s in &self.sources {
+            if !is_id(&s.id) {
+                return Err(err(
+                    &s.id,
+                    "id",
+                    format!("`{}` must be lower-case letters, digits and `-`", s.id),
+                ));
+            }
+            if !seen.insert(s.id.clone()) {
+                return Err(err(&s.id, "id", "defined twice".into()));
+            }
+            if !["agent-docs", "godot", "leapview"].contains(&s.tools.as_str()) {
+                return Err(err(
+                    &s.id,
+                    "tools",
+                    format!("`{}` is not one of agent-docs, godot, leapview", s.tools),
+                ));
+            }
+            if s.rate.concurrency == 0 {
+                return Err(err(&s.id, "concurrency", "must be at least 1".into()));
+            }
+            if s.versions.is_empty() {
+                return Err(err(&s.id, "versions", "at least one version is needed".into()));
+            }
+            let mut labels = std::collections::HashSet::new();
+            for v in &s.versions {
+                if v.label.is_empty() || v.label.contains(['/', '\\']) || v.label.starts_with('.')
+                {
+                    return Err(err(&s.id, "label", format!("bad version label `{}`", v.label)));
+                }
+                if !labels.insert(&v.label) {
+                    return Err(err(&s.id, "label", format!("version `{}` twice", v.label)));
+                }
+                check_url(&v.root).map_err(|m| err(&s.id, "root", m))?;
+                if v.discovery.is_empty() {
+                    return Err(err(&s.id, "discovery", "at least one method is needed".into()));
+                }
+                for d in &v.discovery {
+                    let u = match d {
+                        Discovery::LlmsTxt { url }
+                        | Discovery::Sitemap { url }
+                        | Discovery::Manifest { url } => url,
+                        Discovery::Links { start, .. } => start,
+                    };
+                    check_url(u).map_err(|m| err(&s.id, "discovery", m))?;
+                }
+                if v.scope.prefixes.is_empty() {
+                    return Err(err(&s.id, "prefixes", "at least one URL prefix".into()));
+                }
+                for p in &v.scope.prefixes {
+                    check_url(p).map_err(|m| err(&s.id, "prefixes", m))?;
+                }
+                for r in v.scope.include.iter().chain(&v.scope.exclude) {
+                    regex::Regex::new(r)
+                        .map_err(|e| err(&s.id, "include/exclude", format!("bad regex: {e}")))?;
+                }
+            }
+            if let Some(sel) = &s.selectors.content {
+                scraper::Selector::parse(sel)
+                    .map_err(|e| err(&s.id, "content", format!("bad CSS selector: {e}")))?;
+            }
+            for sel in &s.selectors.remove {
+                scraper::Selector::parse(sel)
+                    .map_err(|e| err(&s.id, "remove", format!("bad CSS selector: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_id(s: &str) -> bool {
+    !s.is_empty()
+        && s
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn check_url(u: &str) -> Result<(), String> {
+    match url::Url::parse(u) {
+        Ok(p) if p.scheme() == "https" || p.scheme() == "http" => Ok(()),
+        Ok(p) => Err(format!("`{u}`: scheme `{}` is not http(s)", p.scheme())),
+        Err(e) => Err(format!("`{u}` is not a URL: {e}")),
+    }
+}
+
+/// Best-effort line of `field` within the block of source `id` (1-based; the
+/// source's own line when the field is not found, 0 when neither is).
+fn locate(text: &str, id: &str, field: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| {
+        let t = l.trim_start().trim_start_matches("- ").trim();
+        t.strip_prefix("id:")
+            .map(|v| v.trim().trim_matches(['"', '\'']) == id)
+            .unwrap_or(false)
+    });
+    let Some(start) = start else { return 0 };
+    for (i, l) in lines.iter().enumerate().skip(start + 1) {
+        let t = l.trim_start().trim_start_matches("- ");
+        if t.starts_with("id:") {
+            break;
+        }
+        if t.starts_with(&format!("{field}:")) {
+            return i + 1;
+        }
+    }
+    start + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+sources:
+  - id: mcp
+    product: mcp
+    tools: agent-docs
+    family: mintlify
+    versions:
+      - label: current
+        root: https://modelcontextprotocol.io/
+        discovery:
+          - llms_txt: { url: "https://modelcontextprotocol.io/llms.txt" }
+        scope:
+          prefixes: ["https://modelcontextprotocol.io/"]
+"#;
+
+    #[test]
+    fn parses_a_minimal_source() {
+        let c = Config::parse(GOOD, Path::new("s.yaml")).unwrap();
+        assert_eq!(c.sources[0].id, "mcp");
+        assert_eq!(c.sources[0].rate.per_second, 10);
+        assert!(matches!(
+            c.sources[0].versions[0].discovery[0],
+            Discovery::LlmsTxt { .. }
+        ));
+    }
+
+    #[test]
+    fn unknown_field_names_file_line_and_field() {
+        let bad = GOOD.replace("    family: mintlify", "    family: mintlify\n    colour: red");
+        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
+        assert!(e.starts_with("s.yaml:7:"), "{e}");
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn semantic_error_names_the_field_line() {
+        let bad = GOOD.replace("root: https://modelcontextprotocol.io/", "root: ftp://x");
+        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
+        assert!(e.starts_with("s.yaml:10:"), "{e}");
+        assert!(e.contains("field `root`"), "{e}");
+    }
+
+    #[test]
+    fn bad_family_is_rejected_with_line() {
+        let bad = GOOD.replace("family: mintlify", "family: wordpress");
+        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
+        assert!(e.starts_with("s.yaml:6:"), "{e}");
+        assert!(e.contains("wordpress"), "{e}");
+    }
+
+    #[test]
+    fn project_sources_yaml_is_valid_and_has_six_sources() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml");
+        let c = Config::load(&p).unwrap();
+        let ids: Vec<_> = c.sources.iter().map(|s| s.id.as_str()).collect();
+        for id in ["claude-code", "mcp", "cursor", "codex", "godot", "leapview"] {
+            assert!(ids.contains(&id), "{id} missing from sources.yaml");
+        }
+        let lv = c.source("leapview").unwrap();
+        let labels: Vec<_> = lv.versions.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(labels, ["3.1", "3.2"]);
+    }
+}

@@ -6,6 +6,7 @@
 //! See `ARCHITECTURE.md` for the map and the invariants.
 
 pub mod artifact;
+pub mod build;
 pub mod config;
 pub mod crawl;
 pub mod index;

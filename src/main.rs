@@ -1,1 +1,327 @@
-fn main(){}
+//! The `docsnap` command line: the binary edge, where errors become messages
+//! and exit codes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+use docsnap::build::{self, BuildOptions};
+use docsnap::config::Config;
+use docsnap::search::types::{ResponseFormat, SearchDocsArgs};
+use docsnap::search::Library;
+
+#[derive(Parser)]
+#[command(name = "docsnap", version, about = "Versioned documentation snapshots and an MCP search server for coding agents")]
+struct Cli {
+    /// sources.yaml to read.
+    #[arg(long, global = true, default_value = "sources.yaml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Crawl sources and write one artifact per (source, version).
+    Build {
+        /// Source id from sources.yaml (repeatable; default: every source).
+        #[arg(long = "source")]
+        sources: Vec<String>,
+        /// Directory of artifacts.
+        #[arg(long, default_value = "snapshots")]
+        out: PathBuf,
+        /// Send every request for https://HOST/PATH to URL/HOST/PATH instead.
+        #[arg(long)]
+        mirror: Option<String>,
+        /// Requests per second per host for this run (0 = unlimited).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Requests in flight per host for this run.
+        #[arg(long)]
+        concurrency: Option<u32>,
+        /// Pages that may fail after their retries before the build fails.
+        #[arg(long, default_value_t = 0)]
+        allow_failures: usize,
+    },
+    /// Serve the newest artifacts over MCP (stdio or Streamable HTTP).
+    Serve {
+        /// Speak MCP on stdin/stdout.
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765).
+        #[arg(long)]
+        http: Option<String>,
+        /// Directory of artifacts to load.
+        #[arg(long, default_value = "snapshots")]
+        artifacts: PathBuf,
+        /// Bearer token HTTP clients must send.
+        #[arg(long, env = "DOCSNAP_TOKEN")]
+        token: Option<String>,
+        /// Extra allowed Origin for HTTP requests (repeatable).
+        #[arg(long = "allow-origin")]
+        allow_origins: Vec<String>,
+    },
+    /// Search the newest artifacts, as search_docs would.
+    Search {
+        query: String,
+        #[arg(long)]
+        product: Option<String>,
+        #[arg(long, default_value_t = 8)]
+        limit: u32,
+        /// Print the tool's JSON result.
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        detailed: bool,
+        #[arg(long, default_value = "snapshots")]
+        artifacts: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DOCSNAP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tantivy=warn")),
+        )
+        .with_target(false)
+        .init();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("docsnap: error: {e:#}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::Build {
+            sources,
+            out,
+            mirror,
+            rate,
+            concurrency,
+            allow_failures,
+        } => {
+            let cfg = Config::load(&cli.config)?;
+            let mirror = mirror
+                .map(|m| url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL")))
+                .transpose()?;
+            let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            run_build(&cfg, selected, out, mirror, rate, concurrency, allow_failures)
+        }
+        Cmd::Serve {
+            stdio,
+            http,
+            artifacts,
+            token,
+            allow_origins,
+        } => {
+            let lib = load_library(&artifacts)?;
+            let handle = Arc::new(RwLock::new(Arc::new(lib)));
+            let rt = runtime()?;
+            if stdio {
+                rt.block_on(docsnap::serve::serve_stdio(handle))?;
+            } else if let Some(addr) = http {
+                let opts = docsnap::serve::HttpOptions {
+                    bind: addr
+                        .parse()
+                        .with_context(|| format!("--http `{addr}` is not HOST:PORT"))?,
+                    token,
+                    allowed_origins: allow_origins,
+                    ..Default::default()
+                };
+                rt.block_on(docsnap::serve::serve_http(handle, opts))?;
+            } else {
+                bail!("say how to serve: --stdio or --http 127.0.0.1:PORT");
+            }
+            Ok(0)
+        }
+        Cmd::Search {
+            query,
+            product,
+            limit,
+            json,
+            detailed,
+            artifacts,
+        } => {
+            let lib = load_library(&artifacts)?;
+            let args = SearchDocsArgs {
+                query,
+                limit,
+                product,
+                response_format: if detailed {
+                    ResponseFormat::Detailed
+                } else {
+                    ResponseFormat::Concise
+                },
+            };
+            let r = lib.search_docs(&args).map_err(anyhow::Error::msg)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else if r.passages.is_empty() {
+                println!("no results");
+            } else {
+                for p in &r.passages {
+                    println!("{:>2}. [{:.2}] {}", p.rank, p.score, p.heading);
+                    println!("    {}", p.url);
+                    let c = p.content.replace('\n', " ");
+                    println!("    {}", docsnap::search::agent_docs::cut(&c, 160).0);
+                    if !p.other_sections.is_empty() {
+                        println!("    also: {}", p.other_sections.join("; "));
+                    }
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn load_library(dir: &PathBuf) -> Result<Library> {
+    if !dir.is_dir() {
+        bail!(
+            "no artifacts at `{}`: run `docsnap build` first or pass --artifacts DIR",
+            dir.display()
+        );
+    }
+    let (lib, warnings) = Library::load_dir(dir)?;
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    if lib.sources.is_empty() {
+        bail!("no complete artifact under `{}`", dir.display());
+    }
+    for s in &lib.sources {
+        tracing::info!(
+            "loaded {} {} {} ({} pages, {} sections)",
+            s.manifest.source,
+            s.manifest.version,
+            s.manifest.snapshot_id,
+            s.manifest.counts.pages,
+            s.manifest.counts.sections
+        );
+    }
+    Ok(lib)
+}
+
+fn run_build(
+    cfg: &Config,
+    selected: Vec<&docsnap::config::Source>,
+    out: PathBuf,
+    mirror: Option<url::Url>,
+    rate: Option<u32>,
+    concurrency: Option<u32>,
+    allow_failures: usize,
+) -> Result<i32> {
+    let tty = std::io::stderr().is_terminal();
+    let bar = if tty {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let bar2 = bar.clone();
+    let progress: Arc<dyn Fn(&str, &str, u64, u64) + Send + Sync> =
+        Arc::new(move |src, ver, done, total| {
+            if let Some(b) = &bar2 {
+                b.set_prefix(format!("{src} {ver}"));
+                b.set_length(total);
+                b.set_position(done);
+            } else if done == total || done % 50 == 0 {
+                tracing::info!("{src} {ver}: {done}/{total} URLs");
+            }
+        });
+    let opts = BuildOptions {
+        out,
+        mirror,
+        rate,
+        concurrency,
+        allow_failures,
+        progress,
+    };
+    let rt = runtime()?;
+    let mut total_failures = 0usize;
+    let mut trouble = false;
+    let mut reports = Vec::new();
+    for s in selected {
+        for v in &s.versions {
+            let r = rt.block_on(build::build_version(cfg, s, v, &opts));
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+                b.reset();
+            }
+            match r {
+                Ok(rep) => {
+                    for w in &rep.warnings {
+                        tracing::warn!("{} {}: {w}", rep.source, rep.version);
+                    }
+                    for f in &rep.failures {
+                        tracing::error!("{} {}: failed: {f}", rep.source, rep.version);
+                    }
+                    for b in &rep.broken {
+                        tracing::warn!("{} {}: broken link: {b}", rep.source, rep.version);
+                    }
+                    total_failures += rep.failures.len();
+                    reports.push(rep);
+                }
+                Err(e) => {
+                    tracing::error!("{} {}: {e}", s.id, v.label);
+                    trouble = true;
+                }
+            }
+        }
+    }
+    eprintln!("\nsummary:");
+    eprintln!(
+        "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6}  artifact",
+        "source", "version", "pages", "sections", "fetched", "304", "failed", "broken", "scope"
+    );
+    for r in &reports {
+        eprintln!(
+            "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6}  {}",
+            r.source,
+            r.version,
+            r.pages,
+            r.sections,
+            r.stats.fetched,
+            r.stats.not_modified,
+            r.stats.failed,
+            r.stats.broken_links,
+            r.stats.skipped_scope,
+            r.artifact
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "(none written)".into())
+        );
+    }
+    if trouble {
+        return Ok(2);
+    }
+    if total_failures > allow_failures {
+        eprintln!(
+            "docsnap: {total_failures} page(s) failed after retries (allowed: {allow_failures}); see the errors above"
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

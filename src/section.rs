@@ -1,1 +1,678 @@
-//! placeholder
+//! Stage 3: cut a normalized page into sections, one per heading, so a search
+//! hit can point at `url#anchor` on the live site instead of at a whole page.
+//!
+//! Anchors must be the ids the live HTML carries. HTML adapters hand those ids
+//! over in [`Normalized::heading_ids`]; for pages read from a Markdown alternate
+//! the id is recomputed with the slug algorithm of the site's generator
+//! ([`SlugStyle`], chosen per source in sources.yaml).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Section;
+use crate::normalize::Normalized;
+
+/// How a site's generator turns a heading's text into its `id`. Named after the
+/// algorithm, not after a host: several sites share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlugStyle {
+    /// github-slugger (rehype-slug, Astro, Next.js MDX): lower-case, drop every
+    /// character that is not a letter, digit, mark, space, `-` or `_`, each space
+    /// becomes `-`; the second `x` is `x-1`, the third `x-2`.
+    Github,
+    /// Mintlify, runs variant: lower-case, each run of characters other than
+    /// word characters, `/` and `’` becomes one `-` (apostrophes vanish), no
+    /// leading/trailing `-`; the second `x` is `x-2`, the third `x-3`.
+    MintlifyRuns,
+    /// Mintlify, words variant: lower-case, drop punctuation (keep word
+    /// characters, whitespace and `-`), each whitespace character becomes `-`;
+    /// the second `x` is `x-1`, the third `x-2`.
+    MintlifyWords,
+}
+
+/// Assigns unique slugs the way one page's generator does, duplicates included.
+#[derive(Debug, Clone)]
+pub struct Slugger {
+    style: SlugStyle,
+    seen: HashMap<String, u32>,
+}
+
+impl Slugger {
+    pub fn new(style: SlugStyle) -> Self {
+        Slugger {
+            style,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Slug for the next heading with this rendered text, numbered if taken.
+    pub fn slug(&mut self, text: &str) -> String {
+        let base = slugify(self.style, text);
+        let first_suffix = match self.style {
+            SlugStyle::MintlifyRuns => 2,
+            SlugStyle::Github | SlugStyle::MintlifyWords => 1,
+        };
+        let mut candidate = base.clone();
+        if self.seen.contains_key(&candidate) {
+            let mut n = self.seen.get(&base).copied().unwrap_or(0).max(first_suffix - 1);
+            loop {
+                n += 1;
+                candidate = format!("{base}-{n}");
+                if !self.seen.contains_key(&candidate) {
+                    break;
+                }
+            }
+            self.seen.insert(base.clone(), n);
+        }
+        self.seen.entry(candidate.clone()).or_insert(0);
+        candidate
+    }
+}
+
+/// The slug of one heading text, without duplicate numbering.
+pub fn slugify(style: SlugStyle, text: &str) -> String {
+    let lower = text.trim().to_lowercase();
+    match style {
+        SlugStyle::Github => lower
+            .chars()
+            .filter_map(|c| {
+                if c == ' ' {
+                    Some('-')
+                } else if c == '-' || c == '_' || c.is_alphanumeric() || is_mark(c) {
+                    Some(c)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        SlugStyle::MintlifyRuns => {
+            let mut out = String::with_capacity(lower.len());
+            let mut pending_dash = false;
+            for c in lower.chars() {
+                if c == '\'' {
+                    continue;
+                }
+                if c.is_alphanumeric() || c == '_' || c == '/' || c == '’' || is_mark(c) {
+                    if pending_dash && !out.is_empty() {
+                        out.push('-');
+                    }
+                    pending_dash = false;
+                    out.push(c);
+                } else {
+                    pending_dash = true;
+                }
+            }
+            out
+        }
+        SlugStyle::MintlifyWords => lower
+            .chars()
+            .filter_map(|c| {
+                if c.is_whitespace() {
+                    Some('-')
+                } else if c == '-' || c == '_' || c.is_alphanumeric() || is_mark(c) {
+                    Some(c)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Combining marks count as word characters for every generator we imitate.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// The text a heading renders to, which is what generators slug: inline code
+/// without backticks, link and image text without targets, no emphasis
+/// markers, no HTML tags, backslash escapes resolved.
+pub fn heading_text(inline: &str) -> String {
+    let mut out = String::with_capacity(inline.len());
+    let chars: Vec<char> = inline.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' if i + 1 < chars.len() && chars[i + 1].is_ascii_punctuation() => {
+                out.push(chars[i + 1]);
+                i += 2;
+            }
+            '`' => {
+                let run = count_run(&chars, i, '`');
+                if let Some(end) = find_run(&chars, i + run, '`', run) {
+                    let code: String = chars[i + run..end].iter().collect();
+                    let code = if code.len() > 2 && code.starts_with(' ') && code.ends_with(' ') {
+                        code[1..code.len() - 1].to_string()
+                    } else {
+                        code
+                    };
+                    out.push_str(&code);
+                    i = end + run;
+                } else {
+                    for _ in 0..run {
+                        out.push('`');
+                    }
+                    i += run;
+                }
+            }
+            '!' if chars.get(i + 1) == Some(&'[') => {
+                i += 1;
+            }
+            '[' => {
+                // `[text](target)` → text; a bare `[` stays.
+                if let Some(close) = matching_bracket(&chars, i) {
+                    if chars.get(close + 1) == Some(&'(') {
+                        if let Some(paren) = matching_paren(&chars, close + 1) {
+                            let text: String = chars[i + 1..close].iter().collect();
+                            out.push_str(&heading_text(&text));
+                            i = paren + 1;
+                            continue;
+                        }
+                    }
+                }
+                out.push('[');
+                i += 1;
+            }
+            '<' => {
+                // Drop inline HTML tags, keep their text.
+                let rest: String = chars[i..chars.len().min(i + 400)].iter().collect();
+                if let Some(m) = INLINE_TAG.find(&rest) {
+                    i += m.as_str().chars().count();
+                } else {
+                    out.push('<');
+                    i += 1;
+                }
+            }
+            '*' => i += 1,
+            '_' => {
+                let prev_word = i > 0 && chars[i - 1].is_alphanumeric();
+                let next_word = chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+                if prev_word && next_word {
+                    out.push('_');
+                }
+                i += 1;
+            }
+            '~' if chars.get(i + 1) == Some(&'~') => i += 2,
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    decode_basic_entities(out.trim())
+}
+
+static INLINE_TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"^</?[A-Za-z][A-Za-z0-9._-]*(\s+[^<>]*)?/?>"#).expect("static regex")
+});
+
+fn decode_basic_entities(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    s.replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+fn count_run(chars: &[char], at: usize, c: char) -> usize {
+    chars[at..].iter().take_while(|&&x| x == c).count()
+}
+
+/// Start of the next run of exactly `len` `c`s at or after `from`.
+fn find_run(chars: &[char], from: usize, c: char, len: usize) -> Option<usize> {
+    let mut j = from;
+    while j < chars.len() {
+        if chars[j] == c {
+            let run = count_run(chars, j, c);
+            if run == len {
+                return Some(j);
+            }
+            j += run;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+fn matching_bracket(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    let mut j = open;
+    while j < chars.len() {
+        match chars[j] {
+            '\\' => j += 1,
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (j, &c) in chars.iter().enumerate().skip(open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Tracks fenced code blocks line by line. Fences may be indented (list items,
+/// dedented MDX) or sit inside blockquotes (`> ```), as the normalizer emits them.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FenceTracker {
+    open: Option<(u8, usize)>,
+}
+
+/// What a line is with respect to fenced code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FenceLine {
+    Open,
+    Inside,
+    Close,
+    Outside,
+}
+
+impl FenceTracker {
+    /// Classify `line` and advance the state.
+    pub(crate) fn line(&mut self, line: &str) -> FenceLine {
+        let body = line.trim_start_matches([' ', '\t', '>']);
+        match self.open {
+            Some((ch, len)) => {
+                let run = body.bytes().take_while(|&b| b == ch).count();
+                if run >= len && body[run..].trim().is_empty() {
+                    self.open = None;
+                    FenceLine::Close
+                } else {
+                    FenceLine::Inside
+                }
+            }
+            None => match fence_opener(body) {
+                Some((ch, len)) => {
+                    self.open = Some((ch, len));
+                    FenceLine::Open
+                }
+                None => FenceLine::Outside,
+            },
+        }
+    }
+
+    /// The closing line for the fence still open, if any.
+    pub(crate) fn closer(&self) -> Option<String> {
+        self.open
+            .map(|(ch, len)| String::from_utf8(vec![ch; len]).unwrap_or_else(|_| "```".into()))
+    }
+}
+
+/// `(fence char, run length)` if `body` (indentation already removed) opens a fence.
+pub(crate) fn fence_opener(body: &str) -> Option<(u8, usize)> {
+    let ch = *body.as_bytes().first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let run = body.bytes().take_while(|&b| b == ch).count();
+    if run < 3 {
+        return None;
+    }
+    if ch == b'`' && body[run..].contains('`') {
+        return None;
+    }
+    Some((ch, run))
+}
+
+/// One ATX heading of a Markdown text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AtxHeading {
+    /// 0-based line number.
+    pub line: usize,
+    pub level: u8,
+    /// The heading's inline Markdown, closing `#`s removed.
+    pub inline: String,
+}
+
+/// Parse one line as an ATX heading (up to 3 spaces of indentation).
+pub(crate) fn parse_atx(line: &str) -> Option<(u8, String)> {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let hashes = rest.bytes().take_while(|&b| b == b'#').count();
+    if hashes == 0 || hashes > 6 {
+        return None;
+    }
+    let after = &rest[hashes..];
+    if !(after.is_empty() || after.starts_with(' ') || after.starts_with('\t')) {
+        return None;
+    }
+    let mut text = after.trim();
+    // Optional closing sequence: spaces then only `#`s.
+    let stripped = text.trim_end_matches('#');
+    if stripped.len() != text.len() && (stripped.is_empty() || stripped.ends_with([' ', '\t'])) {
+        text = stripped.trim_end();
+    }
+    Some((hashes as u8, text.to_string()))
+}
+
+/// Every ATX heading outside fenced code, in order. The normalizer and
+/// [`split`] both use this, so ids handed over per heading line up.
+pub(crate) fn atx_headings(markdown: &str) -> Vec<AtxHeading> {
+    let mut fences = FenceTracker::default();
+    let mut out = Vec::new();
+    for (i, line) in markdown.lines().enumerate() {
+        if fences.line(line) != FenceLine::Outside {
+            continue;
+        }
+        if let Some((level, inline)) = parse_atx(line) {
+            out.push(AtxHeading {
+                line: i,
+                level,
+                inline,
+            });
+        }
+    }
+    out
+}
+
+/// A [`Normalized::heading_ids`] entry asking [`split`] to compute that
+/// heading's slug, for pages that spell out ids for only some headings. It
+/// contains a space, so no HTML id can equal it.
+pub const COMPUTE_SLUG: &str = "(compute slug)";
+
+/// Cut a page into sections by ATX heading.
+///
+/// The lead text before the first heading becomes a level-1 section without
+/// anchor; each heading starts a section that runs to the next heading of any
+/// level. Sections longer than `max_chars` (0 = no limit) are cut into parts
+/// at paragraph boundaries, never inside a code fence.
+pub fn split(page_url: &str, title: &str, n: &Normalized, slug: SlugStyle, max_chars: usize) -> Vec<Section> {
+    let url = page_url.split('#').next().unwrap_or(page_url).to_string();
+    let lines: Vec<&str> = n.markdown.lines().collect();
+    let headings = atx_headings(&n.markdown);
+    let mut slugger = Slugger::new(slug);
+    let mut out: Vec<Section> = Vec::new();
+    let mut ordinal: u32 = 0;
+
+    let mut emit = |out: &mut Vec<Section>, anchor: &str, path: &[String], level: u8, text: String| {
+        for (part_no, part) in bounded_parts(&text, max_chars) {
+            out.push(Section {
+                url: url.clone(),
+                anchor: anchor.to_string(),
+                heading_path: path.to_vec(),
+                level,
+                text: part,
+                ordinal,
+                part: part_no,
+            });
+            ordinal += 1;
+        }
+    };
+
+    let first_line = headings.first().map(|h| h.line).unwrap_or(lines.len());
+    let lead = lines[..first_line].join("\n");
+    let lead = lead.trim();
+    if !lead.is_empty() {
+        emit(&mut out, "", &[title.to_string()], 1, lead.to_string());
+    }
+
+    // (level, text, anchor) of the headings enclosing the current one.
+    let mut stack: Vec<(u8, String, String)> = Vec::new();
+    for (idx, h) in headings.iter().enumerate() {
+        let text = heading_text(&h.inline);
+        while stack.last().is_some_and(|(l, _, _)| *l >= h.level) {
+            stack.pop();
+        }
+        let given = if n.heading_ids.is_empty() {
+            COMPUTE_SLUG
+        } else {
+            n.heading_ids.get(idx).map(String::as_str).unwrap_or(COMPUTE_SLUG)
+        };
+        let anchor = match given {
+            COMPUTE_SLUG => slugger.slug(&text),
+            // No id on the live page: link to the enclosing section instead.
+            "" => stack.last().map(|(_, _, a)| a.clone()).unwrap_or_default(),
+            id => id.to_string(),
+        };
+        stack.push((h.level, text, anchor.clone()));
+        let mut path = vec![title.to_string()];
+        path.extend(stack.iter().map(|(_, t, _)| t.clone()));
+
+        let end = headings.get(idx + 1).map(|x| x.line).unwrap_or(lines.len());
+        let body = lines[h.line..end].join("\n");
+        let body = body.trim_end();
+        let body = if body.trim().is_empty() { lines[h.line].trim() } else { body };
+        if body.is_empty() {
+            continue;
+        }
+        emit(&mut out, &anchor, &path, h.level, body.to_string());
+    }
+    out
+}
+
+/// `(part number, text)` pieces of a section: `[(0, text)]` when it fits.
+fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
+    if max_chars == 0 || text.chars().count() <= max_chars {
+        return vec![(0, text.to_string())];
+    }
+    // Blocks: runs of lines separated by blank lines outside fences; a fence and
+    // everything until its close belong to one block.
+    let mut blocks: Vec<String> = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    let mut fences = FenceTracker::default();
+    for line in text.lines() {
+        let kind = fences.line(line);
+        if kind == FenceLine::Outside && line.trim().is_empty() {
+            if !cur.is_empty() {
+                blocks.push(cur.join("\n"));
+                cur.clear();
+            }
+            continue;
+        }
+        cur.push(line);
+    }
+    if !cur.is_empty() {
+        blocks.push(cur.join("\n"));
+    }
+
+    // A paragraph (not a fence) longer than the limit is cut at line ends, and a
+    // single overlong line at whitespace, so every part stays bounded.
+    let mut pieces: Vec<String> = Vec::new();
+    for b in blocks {
+        if b.chars().count() <= max_chars || is_fenced_block(&b) {
+            pieces.push(b);
+        } else {
+            pieces.extend(cut_paragraph(&b, max_chars));
+        }
+    }
+
+    let mut parts: Vec<String> = Vec::new();
+    let mut acc = String::new();
+    for p in pieces {
+        let len = acc.chars().count() + p.chars().count() + 2;
+        if !acc.is_empty() && len > max_chars {
+            parts.push(std::mem::take(&mut acc));
+        }
+        if !acc.is_empty() {
+            acc.push_str("\n\n");
+        }
+        acc.push_str(&p);
+    }
+    if !acc.trim().is_empty() {
+        parts.push(acc);
+    }
+    if parts.len() <= 1 {
+        return vec![(0, text.to_string())];
+    }
+    parts.into_iter().enumerate().map(|(i, p)| (i as u32 + 1, p)).collect()
+}
+
+fn is_fenced_block(block: &str) -> bool {
+    let mut f = FenceTracker::default();
+    block.lines().any(|l| f.line(l) == FenceLine::Open)
+}
+
+fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut acc = String::new();
+    for line in block.lines() {
+        let mut line = line.to_string();
+        while line.chars().count() > max_chars {
+            let byte_limit = line.char_indices().nth(max_chars).map(|(i, _)| i).unwrap_or(line.len());
+            let cut = line[..byte_limit].rfind(' ').filter(|&i| i > 0).unwrap_or(byte_limit);
+            if !acc.is_empty() {
+                out.push(std::mem::take(&mut acc));
+            }
+            out.push(line[..cut].trim_end().to_string());
+            line = line[cut..].trim_start().to_string();
+        }
+        if !acc.is_empty() && acc.chars().count() + line.chars().count() + 1 > max_chars {
+            out.push(std::mem::take(&mut acc));
+        }
+        if !acc.is_empty() {
+            acc.push('\n');
+        }
+        acc.push_str(&line);
+    }
+    if !acc.is_empty() {
+        out.push(acc);
+    }
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(md: &str) -> Normalized {
+        Normalized {
+            markdown: md.to_string(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn github_slugs() {
+        let mut s = Slugger::new(SlugStyle::Github);
+        assert_eq!(s.slug("Getting started"), "getting-started");
+        assert_eq!(s.slug("Getting started"), "getting-started-1");
+        assert_eq!(s.slug("Getting started"), "getting-started-2");
+        assert_eq!(s.slug("AGENTS.md"), "agentsmd");
+        assert_eq!(s.slug("What’s new?"), "whats-new");
+        assert_eq!(s.slug("A & B"), "a--b");
+        assert_eq!(s.slug("gpt-5.5"), "gpt-55");
+        assert_eq!(s.slug("snake_case name"), "snake_case-name");
+        assert_eq!(s.slug("Über café"), "über-café");
+    }
+
+    #[test]
+    fn mintlify_runs_slugs() {
+        let mut s = Slugger::new(SlugStyle::MintlifyRuns);
+        assert_eq!(s.slug("Set up manually"), "set-up-manually");
+        assert_eq!(s.slug("Set up manually"), "set-up-manually-2");
+        assert_eq!(s.slug("Set up manually"), "set-up-manually-3");
+        assert_eq!(s.slug("It's a conversation"), "its-a-conversation");
+        assert_eq!(s.slug("Use the /advisor command"), "use-the-/advisor-command");
+        assert_eq!(s.slug(".claude/worktrees/ is filling up"), "claude/worktrees/-is-filling-up");
+        assert_eq!(s.slug("Claude’s memory (beta)"), "claude’s-memory-beta");
+        assert_eq!(s.slug("2.1.240"), "2-1-240");
+        assert_eq!(s.slug("CLAUDE_CODE_SHELL_PREFIX"), "claude_code_shell_prefix");
+    }
+
+    #[test]
+    fn mintlify_words_slugs() {
+        let mut s = Slugger::new(SlugStyle::MintlifyWords);
+        assert_eq!(s.slug("Request"), "request");
+        assert_eq!(s.slug("Request"), "request-1");
+        assert_eq!(s.slug("Request"), "request-2");
+        assert_eq!(s.slug("Tools & Resources"), "tools--resources");
+        assert_eq!(s.slug("What’s new in 2025-11-25?"), "whats-new-in-2025-11-25");
+        assert_eq!(s.slug("tools/list"), "toolslist");
+    }
+
+    #[test]
+    fn heading_text_renders_inline_markdown() {
+        assert_eq!(heading_text("The `codex exec` command"), "The codex exec command");
+        assert_eq!(heading_text("See [the guide](/docs/x) **now**"), "See the guide now");
+        assert_eq!(heading_text(r"user\_config and _emphasis_"), "user_config and emphasis");
+        assert_eq!(heading_text("Network access <ElevatedRiskBadge />"), "Network access");
+        assert_eq!(heading_text("snake_case_name"), "snake_case_name");
+        let mut s = Slugger::new(SlugStyle::Github);
+        assert_eq!(s.slug(&heading_text("`AGENTS.md` files")), "agentsmd-files");
+    }
+
+    #[test]
+    fn split_lead_and_headings() {
+        let md = "Intro text.\n\n## First\n\nBody one.\n\n### Sub `x`\n\nBody two.\n\n## Empty\n## Last\n\n```bash\n# not a heading\n```\n";
+        let s = split("https://e.x/p#frag", "Title", &n(md), SlugStyle::Github, 0);
+        let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
+        assert_eq!(anchors, ["", "first", "sub-x", "empty", "last"]);
+        assert_eq!(s[0].level, 1);
+        assert_eq!(s[0].heading_path, ["Title"]);
+        assert_eq!(s[2].heading_path, ["Title", "First", "Sub x"]);
+        assert_eq!(s[3].text, "## Empty");
+        assert!(s[4].text.contains("# not a heading"));
+        assert_eq!(s[4].url, "https://e.x/p");
+        assert!(s.iter().enumerate().all(|(i, x)| x.ordinal == i as u32 && x.part == 0));
+    }
+
+    #[test]
+    fn split_uses_given_ids_and_skips_empty_lead() {
+        let mut doc = n("## A\n\ntext\n\n## B\n\nmore\n\n##### Deep\n\nx\n\n## B");
+        doc.heading_ids = vec!["id-a".into(), COMPUTE_SLUG.into(), String::new(), COMPUTE_SLUG.into()];
+        let s = split("u", "T", &doc, SlugStyle::Github, 0);
+        let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
+        // No lead; a heading without id takes its parent's anchor; the slugger
+        // only counts the headings it slugs.
+        assert_eq!(anchors, ["id-a", "b", "b", "b-1"]);
+        assert_eq!(s[2].heading_path, ["T", "B", "Deep"]);
+    }
+
+    #[test]
+    fn split_overlong_sections_into_bounded_parts() {
+        let mut md = String::from("## Big\n\n");
+        for i in 0..30 {
+            md.push_str(&format!("Paragraph {i} with some words in it to take room.\n\n"));
+        }
+        md.push_str("```text\n");
+        for i in 0..40 {
+            md.push_str(&format!("code line {i}\n\n"));
+        }
+        md.push_str("```\n\nTail.\n");
+        let s = split("u", "T", &n(&md), SlugStyle::Github, 400);
+        assert!(s.len() > 3);
+        for (i, x) in s.iter().enumerate() {
+            assert_eq!(x.part, i as u32 + 1);
+            assert_eq!(x.anchor, "big");
+            assert!(!x.text.trim().is_empty());
+            let fences = x.text.lines().filter(|l| l.starts_with("```")).count();
+            assert_eq!(fences % 2, 0, "fence split across parts: {}", x.text);
+            if fences == 0 {
+                assert!(x.text.chars().count() <= 400);
+            }
+        }
+        assert!(s[0].text.starts_with("## Big"));
+    }
+}

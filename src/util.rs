@@ -1,1 +1,146 @@
-//! placeholder
+//! Small helpers shared by several stages.
+
+use sha2::{Digest, Sha256};
+
+/// Hex sha256 of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// A key under which every spelling of a page URL is the same: no fragment, no
+/// query, no `.md`/`.html`/`index.html` suffix, no trailing slash, percent-decoded
+/// path, lower-case host, `http` = `https`.
+pub fn canonical_page_key(url: &str) -> String {
+    let url = url.split('#').next().unwrap_or("");
+    let url = url.split('?').next().unwrap_or("");
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or(url);
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut path = percent_decode(path);
+    for suffix in ["index.html", ".html", ".md"] {
+        if let Some(p) = path.strip_suffix(suffix) {
+            path = p.to_string();
+            break;
+        }
+    }
+    while path.ends_with('/') {
+        path.pop();
+    }
+    format!("{}{}", host.to_ascii_lowercase(), path)
+}
+
+/// The canonical spelling of a public page URL: no fragment, default port
+/// dropped, host lower-cased, `index.html` dropped (keeping the directory's
+/// `/`), query dropped unless `keep_query`, and percent-escapes of characters
+/// that need none decoded (`class_%40globalscope.html` → `class_@globalscope.html`).
+pub fn canonical_url(url: &str, keep_query: bool) -> String {
+    let Ok(mut u) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    u.set_fragment(None);
+    if !keep_query {
+        u.set_query(None);
+    }
+    let mut path = decode_safe(u.path());
+    if let Some(p) = path.strip_suffix("index.html") {
+        if p.ends_with('/') {
+            path = p.to_string();
+        }
+    }
+    u.set_path(&path);
+    u.to_string()
+}
+
+/// Decode escapes of characters allowed unescaped in a path segment.
+fn decode_safe(path: &str) -> String {
+    let b = path.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                let c = v as char;
+                if c.is_ascii_alphanumeric() || "-._~@!$&'()*+,;=:".contains(c) {
+                    out.push(c);
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+/// Decode `%XX` escapes; invalid escapes and non-UTF-8 results are kept as they were.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let h = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = h {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_keys_agree_across_spellings() {
+        let k = canonical_page_key("https://docs.godotengine.org/en/stable/classes/class_%40globalscope.html#x");
+        assert_eq!(k, canonical_page_key("http://Docs.GodotEngine.org/en/stable/classes/class_@globalscope"));
+        assert_eq!(
+            canonical_page_key("https://docs.godotengine.org/en/stable/"),
+            canonical_page_key("https://docs.godotengine.org/en/stable/index.html")
+        );
+        assert_eq!(
+            canonical_page_key("https://code.claude.com/docs/en/hooks.md"),
+            "code.claude.com/docs/en/hooks"
+        );
+        assert_ne!(canonical_page_key("https://a.b/x"), canonical_page_key("https://a.b/y"));
+    }
+
+    #[test]
+    fn canonical_urls() {
+        assert_eq!(
+            canonical_url("https://Docs.GodotEngine.org:443/en/stable/classes/class_%40globalscope.html#x", false),
+            "https://docs.godotengine.org/en/stable/classes/class_@globalscope.html"
+        );
+        assert_eq!(
+            canonical_url("https://docs.godotengine.org/en/stable/index.html?a=1", false),
+            "https://docs.godotengine.org/en/stable/"
+        );
+        assert_eq!(canonical_url("https://a.b/x?q=1", true), "https://a.b/x?q=1");
+        assert_eq!(canonical_url("https://a.b/a%2Fb", false), "https://a.b/a%2Fb");
+    }
+
+    #[test]
+    fn percent_decode_keeps_bad_escapes() {
+        assert_eq!(percent_decode("a%40b"), "a@b");
+        assert_eq!(percent_decode("a%4"), "a%4");
+        assert_eq!(percent_decode("a%zzb"), "a%zzb");
+        assert_eq!(percent_decode("%"), "%");
+    }
+}

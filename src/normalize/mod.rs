@@ -5,6 +5,15 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod cursor;
+pub mod godot_class;
+pub mod html;
+pub mod leapview;
+pub mod mdx;
+pub mod mintlify;
+pub mod openai;
+pub mod sphinx;
+
 /// Site families docsnap knows how to read. Each has one adapter module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -36,6 +45,13 @@ pub struct Normalized {
     pub description: String,
     /// Markdown body without the title (h1) line and without the description line.
     pub markdown: String,
+    /// Live-site id of each ATX heading of `markdown`, in order, so section
+    /// anchors are the ids the HTML really has. An empty list: compute every
+    /// anchor with the source's slug style. An empty entry: the live page gives
+    /// that heading no id (its section links to the enclosing section). A
+    /// [`crate::section::COMPUTE_SLUG`] entry: compute that one's slug (Markdown
+    /// adapters spell out only the ids the source fixes, e.g. `<h2 id>`).
+    pub heading_ids: Vec<String>,
 }
 
 /// Why a body could not be normalized.
@@ -43,4 +59,28 @@ pub struct Normalized {
 pub enum NormalizeError {
     #[error("{url}: no main content found ({why})")]
     NoContent { url: String, why: String },
+}
+
+/// Normalize one fetched body with the adapter of its family.
+///
+/// Markdown alternates of the Markdown families go to their adapters; HTML
+/// bodies, and the HTML-only families, go to the HTML adapters.
+pub fn normalize(family: Family, kind: BodyKind, body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+    match (family, kind) {
+        (Family::Sphinx | Family::Leapview, _) | (_, BodyKind::Html) => {
+            crate::normalize::html_dispatch(family, body, public_url)
+        }
+        (Family::Mintlify, BodyKind::Markdown) => mintlify::normalize(body, public_url),
+        (Family::Cursor, BodyKind::Markdown) => cursor::normalize(body, public_url),
+        (Family::Openai, BodyKind::Markdown) => openai::normalize(body, public_url),
+    }
+}
+
+/// HTML bodies: the Sphinx and LeapView adapters, else generic `<main>`/`<article>` extraction.
+pub fn html_dispatch(family: Family, body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+    match family {
+        Family::Sphinx => sphinx::normalize(body, public_url),
+        Family::Leapview => leapview::normalize(body, public_url),
+        Family::Mintlify | Family::Cursor | Family::Openai => html::normalize(body, public_url),
+    }
 }

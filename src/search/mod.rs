@@ -1,10 +1,18 @@
 //! The query engine over loaded artifacts: what the tools answer from.
 
+pub mod agent_docs;
+pub mod rank;
+pub mod read_section;
 pub mod types;
 
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
+use std::path::Path;
+
+use crate::index::SectionIndex;
 use crate::model::{Manifest, Page, Section};
+use crate::util::canonical_page_key;
 
 /// A tool call that cannot be answered; becomes an `isError` tool result whose
 /// text names what was wrong.
@@ -19,7 +27,78 @@ pub struct LoadedSource {
     pub sections: Vec<Section>,
     /// For each page, the range of its sections in `sections`.
     pub page_sections: Vec<std::ops::Range<usize>>,
+    /// For each section, the index of its page.
+    pub section_page: Vec<usize>,
+    /// Full-text index of the sections.
+    pub index: SectionIndex,
     url_to_page: HashMap<String, usize>,
+}
+
+impl LoadedSource {
+    /// Assemble a loaded source from its records, indexing them in memory.
+    /// Sections must be grouped by page in page order (as `sections.jsonl` is).
+    pub fn new(manifest: Manifest, pages: Vec<Page>, sections: Vec<Section>) -> Self {
+        let page_of = crate::artifact::page_of(&pages, &sections);
+        let index = crate::index::build_in_ram(&pages, &sections, &page_of)
+            .expect("an in-memory index of valid records cannot fail");
+        Self::with_index(manifest, pages, sections, index)
+    }
+
+    /// Load a verified artifact directory with its on-disk index.
+    pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
+        let a = crate::artifact::load(dir)?;
+        let index = SectionIndex::open(&dir.join("index"))?;
+        Ok(Self::with_index(a.manifest, a.pages, a.sections, index))
+    }
+
+    fn with_index(
+        manifest: Manifest,
+        pages: Vec<Page>,
+        sections: Vec<Section>,
+        index: SectionIndex,
+    ) -> Self {
+        let mut url_to_page = HashMap::with_capacity(pages.len());
+        for (i, p) in pages.iter().enumerate() {
+            url_to_page.insert(canonical_page_key(&p.url), i);
+        }
+        let mut page_sections = vec![0..0; pages.len()];
+        let mut i = 0;
+        while i < sections.len() {
+            let start = i;
+            let url = &sections[i].url;
+            while i < sections.len() && &sections[i].url == url {
+                i += 1;
+            }
+            if let Some(&p) = url_to_page.get(&canonical_page_key(url)) {
+                page_sections[p] = start..i;
+            }
+        }
+        let mut section_page = vec![0; sections.len()];
+        for (p, r) in page_sections.iter().enumerate() {
+            for i in r.clone() {
+                section_page[i] = p;
+            }
+        }
+        LoadedSource {
+            manifest,
+            pages,
+            sections,
+            page_sections,
+            section_page,
+            index,
+            url_to_page,
+        }
+    }
+
+    /// The page at `url` (any spelling that canonicalizes to it) and its sections.
+    pub fn find_page(&self, url: &str) -> Option<PageRef<'_>> {
+        let &i = self.url_to_page.get(&canonical_page_key(url))?;
+        Some(PageRef {
+            source: self,
+            page: &self.pages[i],
+            sections: &self.sections[self.page_sections[i].clone()],
+        })
+    }
 }
 
 /// A page with its sections, as [`Library::find_page`] returns it.
@@ -33,4 +112,46 @@ pub struct PageRef<'a> {
 #[derive(Default)]
 pub struct Library {
     pub sources: Vec<LoadedSource>,
+}
+
+/// The library a server answers from; replaced whole when a newer artifact is
+/// loaded, so a request in flight keeps the `Arc` it started with.
+pub type LibraryHandle = Arc<RwLock<Arc<Library>>>;
+
+impl Library {
+    /// Load the newest artifact of every (source, version) under `root`,
+    /// verifying each. An artifact that fails verification is skipped with a
+    /// warning: a corrupt snapshot is never served.
+    pub fn load_dir(root: &Path) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
+        let mut lib = Library::default();
+        let mut warnings = Vec::new();
+        for dir in crate::artifact::newest_artifacts(root)? {
+            match LoadedSource::open(&dir) {
+                Ok(s) => lib.sources.push(s),
+                Err(e) => warnings.push(format!("skipped {}: {e}", dir.display())),
+            }
+        }
+        Ok((lib, warnings))
+    }
+
+    /// The page at `url` in any loaded source.
+    pub fn find_page(&self, url: &str) -> Option<PageRef<'_>> {
+        self.sources.iter().find_map(|s| s.find_page(url))
+    }
+}
+
+/// Words that carry no topic: question framing and function words. Dropped
+/// from queries before matching so that "how do I …" finds the topic.
+pub fn is_stopword(w: &str) -> bool {
+    const STOP: &[&str] = &[
+        "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+        "could", "do", "does", "doing", "for", "from", "get", "had", "has", "have", "how", "i",
+        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should",
+        "so", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those",
+        "to", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why",
+        "will", "with", "would", "you", "your", "there", "without", "whats", "dont", "doesn",
+        "isn", "t", "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need",
+        "possible", "anyone", "tell", "explain",
+    ];
+    STOP.contains(&w)
 }

@@ -1,1 +1,138 @@
 //! MCP query server (stdio and Streamable HTTP).
+//!
+//! [`DocsServer`] implements `rmcp::ServerHandler` by hand so `tools/list`
+//! shows the seed schemas byte for byte (no derive-generated schemas). Each
+//! call takes the library the [`LibraryHandle`] holds at that moment, so a
+//! reload swaps it under running sessions without a restart.
+//!
+//! Errors: an unknown tool is a JSON-RPC error (`-32602`, the request cannot be
+//! routed). Arguments that break the input schema, and calls the library
+//! cannot answer, are tool results with `isError: true` and a message naming
+//! the field: MCP clients show those to the model, which can correct the call,
+//! while protocol errors usually reach it only as an opaque failure.
+
+pub mod http;
+pub mod tools;
+pub mod validate;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use http::{serve_http, serve_listener, HttpOptions};
+pub use tools::{ToolFamily, ToolRegistry, ToolSpec};
+
+use crate::search::{Library, LibraryHandle};
+
+/// The library currently loaded; a poisoned lock still holds a whole `Arc`.
+pub fn current(lib: &LibraryHandle) -> Arc<Library> {
+    match lib.read() {
+        Ok(g) => Arc::clone(&g),
+        Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+    }
+}
+
+/// One MCP server over a library handle; cheap to clone (one per HTTP request).
+#[derive(Clone)]
+pub struct DocsServer {
+    lib: LibraryHandle,
+    tools: Arc<ToolRegistry>,
+    info: Arc<ServerConfig>,
+}
+
+impl DocsServer {
+    /// A server offering the tools of `families`.
+    pub fn new(lib: LibraryHandle, families: &[ToolFamily]) -> Self {
+        Self::with_registry(lib, Arc::new(ToolRegistry::new(families)))
+    }
+
+    fn with_registry(lib: LibraryHandle, tools: Arc<ToolRegistry>) -> Self {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("docsnap", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(format!(
+            "Versioned documentation snapshots. Tools: {}.",
+            tools.names().join(", ")
+        ));
+        DocsServer {
+            lib,
+            tools,
+            info: Arc::new(info),
+        }
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.tools
+    }
+}
+
+impl ServerHandler for DocsServer {
+    fn get_info(&self) -> ServerConfig {
+        (*self.info).clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.tools().to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let lib = current(&self.lib);
+        let tools = Arc::clone(&self.tools);
+        let args = request.arguments;
+        // Searching is CPU work: keep it off the threads that drive the transport.
+        let result = tokio::task::spawn_blocking(move || tools.call(&lib, &name, args).ok_or(name))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        result.map(CallToolResponse::from).map_err(|name| {
+            ErrorData::invalid_params(
+                format!(
+                    "unknown tool '{name}' (available: {})",
+                    self.tools.names().join(", ")
+                ),
+                None,
+            )
+        })
+    }
+}
+
+/// Serve MCP over any byte stream pair until the peer closes it (what stdio
+/// and in-process tests share).
+pub async fn serve_io<R, W>(server: DocsServer, reader: R, writer: W) -> anyhow::Result<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let running = server.serve((reader, writer)).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// Serve every available tool family over stdin/stdout. stdout carries only
+/// JSON-RPC; logs go wherever `tracing` is set up (stderr in the binary).
+pub async fn serve_stdio(lib: LibraryHandle) -> anyhow::Result<()> {
+    serve_stdio_with(lib, ToolFamily::ALL).await
+}
+
+/// [`serve_stdio`] with a chosen set of tool families.
+pub async fn serve_stdio_with(lib: LibraryHandle, families: &[ToolFamily]) -> anyhow::Result<()> {
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    serve_io(DocsServer::new(lib, families), reader, writer).await
+}

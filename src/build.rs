@@ -1,0 +1,267 @@
+//! The `build` job: crawl → normalize → section → index → artifact, for each
+//! selected source and version. This module only wires the stages together;
+//! each stage lives in its own module and hands the next one its records.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::artifact::{self, ArtifactMeta};
+use crate::config::{Config, Source, VersionSpec};
+use crate::crawl::fetch::{FetchOptions, Fetcher, Validators};
+use crate::crawl::{self, CrawlStats, FetchedPage, Progress};
+use crate::model::{Page, Section};
+use crate::normalize;
+use crate::section::{self, SlugStyle};
+use crate::util::sha256_hex;
+
+/// Longest section text before it is split into parts (characters).
+pub const MAX_SECTION_CHARS: usize = 4000;
+
+/// Options of one build run.
+#[derive(Clone)]
+pub struct BuildOptions {
+    pub out: PathBuf,
+    pub mirror: Option<url::Url>,
+    /// Override of every source's requests per second (0 = unlimited).
+    pub rate: Option<u32>,
+    pub concurrency: Option<u32>,
+    /// Pages that may fail after their retries; with more, no artifact is
+    /// written (never a silently smaller snapshot).
+    pub allow_failures: usize,
+    /// Called with (source id, version, done, total) as URLs finish.
+    pub progress: Arc<dyn Fn(&str, &str, u64, u64) + Send + Sync>,
+}
+
+/// What one (source, version) build produced.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VersionReport {
+    pub source: String,
+    pub version: String,
+    pub artifact: Option<PathBuf>,
+    pub pages: usize,
+    pub sections: usize,
+    pub stats: CrawlStats,
+    pub warnings: Vec<String>,
+    /// URLs that failed after their retries, with the reason.
+    pub failures: Vec<String>,
+    /// URLs that answered 404/410.
+    pub broken: Vec<String>,
+}
+
+/// Build failure of a whole (source, version).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Crawl(#[from] crawl::CrawlError),
+    #[error(transparent)]
+    Artifact(#[from] artifact::ArtifactError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Build one version of one source into `opts.out`.
+pub async fn build_version(
+    cfg: &Config,
+    source: &Source,
+    version: &VersionSpec,
+    opts: &BuildOptions,
+) -> Result<VersionReport, BuildError> {
+    let fetch_opts = FetchOptions {
+        mirror: opts.mirror.clone(),
+        per_second: opts.rate.unwrap_or(source.rate.per_second),
+        concurrency: opts.concurrency.unwrap_or(source.rate.concurrency),
+        user_agent: format!("docsnap/{} (+{})", env!("CARGO_PKG_VERSION"), cfg.contact),
+        ..FetchOptions::default()
+    };
+    let fetcher = Arc::new(Fetcher::new(fetch_opts).map_err(|e| BuildError::Other(e.to_string()))?);
+
+    // The previous snapshot of this (source, version) supplies validators for
+    // conditional requests and the records of pages that did not change.
+    let prev = artifact::previous(&opts.out, &source.id, &version.label)
+        .and_then(|d| artifact::load(&d).ok());
+    let mut validators = BTreeMap::new();
+    if let Some(p) = &prev {
+        for pg in &p.pages {
+            validators.insert(
+                pg.url.clone(),
+                Validators {
+                    etag: pg.etag.clone(),
+                    last_modified: pg.last_modified.clone(),
+                },
+            );
+        }
+    }
+
+    let cb = opts.progress.clone();
+    let (sid, vl) = (source.id.clone(), version.label.clone());
+    let progress: Progress = Arc::new(move |d, t| cb(&sid, &vl, d, t));
+    let crawled = crawl::crawl_version(source, version, fetcher, &validators, progress).await?;
+
+    let slug = source.slug.unwrap_or(SlugStyle::Github);
+    let mut pages: Vec<Page> = Vec::new();
+    let mut sections_by_url: HashMap<String, Vec<Section>> = HashMap::new();
+    let mut warnings = crawled.warnings.clone();
+    let normalized = normalize_all(source, slug, &crawled.pages);
+    for r in normalized {
+        match r {
+            Ok((page, secs)) => {
+                sections_by_url.insert(page.url.clone(), secs);
+                pages.push(page);
+            }
+            Err(e) => warnings.push(e),
+        }
+    }
+    // Pages answered 304 come from the previous snapshot unchanged.
+    if let Some(p) = &prev {
+        let not_modified: std::collections::HashSet<&str> = crawled
+            .outcomes
+            .iter()
+            .filter(|o| o.status == 304)
+            .map(|o| o.url.as_str())
+            .collect();
+        let mut prev_secs: HashMap<&str, Vec<Section>> = HashMap::new();
+        for s in &p.sections {
+            if not_modified.contains(s.url.as_str()) {
+                prev_secs.entry(s.url.as_str()).or_default().push(s.clone());
+            }
+        }
+        for pg in &p.pages {
+            if not_modified.contains(pg.url.as_str()) {
+                sections_by_url.insert(
+                    pg.url.clone(),
+                    prev_secs.remove(pg.url.as_str()).unwrap_or_default(),
+                );
+                pages.push(pg.clone());
+            }
+        }
+    }
+    pages.sort_by(|a, b| a.url.cmp(&b.url));
+    pages.dedup_by(|a, b| a.url == b.url);
+    let mut sections = Vec::new();
+    for p in &pages {
+        if let Some(s) = sections_by_url.remove(&p.url) {
+            sections.extend(s);
+        }
+    }
+
+    let failures: Vec<String> = crawled
+        .outcomes
+        .iter()
+        .filter(|o| o.error.is_some() && !matches!(o.status, 404 | 410) && o.attempts > 0)
+        .map(|o| format!("{}: {}", o.url, o.error.clone().unwrap_or_default()))
+        .collect();
+    let broken: Vec<String> = crawled
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.status, 404 | 410))
+        .map(|o| o.url.clone())
+        .collect();
+
+    let meta = ArtifactMeta {
+        source: source.id.clone(),
+        product: source.product.clone(),
+        version: version.label.clone(),
+    };
+    let dir = if pages.is_empty() || failures.len() > opts.allow_failures {
+        None
+    } else {
+        Some(artifact::write(&opts.out, &meta, &pages, &sections, &crawled.outcomes)?)
+    };
+    Ok(VersionReport {
+        source: source.id.clone(),
+        version: version.label.clone(),
+        artifact: dir,
+        pages: pages.len(),
+        sections: sections.len(),
+        stats: crawled.stats,
+        warnings,
+        failures,
+        broken,
+    })
+}
+
+/// Normalize and section every fetched page, on all cores.
+fn normalize_all(
+    source: &Source,
+    slug: SlugStyle,
+    fetched: &[FetchedPage],
+) -> Vec<Result<(Page, Vec<Section>), String>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8);
+    let chunk = fetched.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = fetched
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|f| normalize_one(source, slug, f)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+fn normalize_one(
+    source: &Source,
+    slug: SlugStyle,
+    f: &FetchedPage,
+) -> Result<(Page, Vec<Section>), String> {
+    let n = normalize::normalize(source.family, f.kind, &f.body, &f.url).map_err(|e| e.to_string())?;
+    let title = if n.title.trim().is_empty() {
+        f.title_hint.clone()
+    } else {
+        n.title.clone()
+    };
+    let description = if n.description.trim().is_empty() {
+        f.description_hint.clone()
+    } else {
+        n.description.clone()
+    };
+    let sha256 = page_hash(&title, &description, &n.markdown);
+    let sections = section::split(&f.url, &title, &n, slug, MAX_SECTION_CHARS);
+    let page = Page {
+        url: f.url.clone(),
+        title,
+        description,
+        markdown: n.markdown,
+        sha256,
+        path: f.path.clone(),
+        etag: f.etag.clone(),
+        last_modified: f.last_modified.clone(),
+    };
+    Ok((page, sections))
+}
+
+/// Hash of a page's content fields (not of its validators or fetch details).
+pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
+    sha256_hex(format!("{title}\n\u{0}{description}\n\u{0}{markdown}").as_bytes())
+}
+
+/// Resolve `--source` ids (empty = all) against the config, in config order.
+pub fn select_sources<'a>(cfg: &'a Config, ids: &[String]) -> Result<Vec<&'a Source>, String> {
+    if ids.is_empty() {
+        return Ok(cfg.sources.iter().collect());
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        match cfg.source(id) {
+            Some(s) => out.push(s),
+            None => {
+                let known: Vec<_> = cfg.sources.iter().map(|s| s.id.as_str()).collect();
+                return Err(format!(
+                    "unknown source `{id}`; sources.yaml defines: {}",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where sources.yaml is looked for when `--config` is not given.
+pub fn default_config_path() -> PathBuf {
+    Path::new("sources.yaml").to_path_buf()
+}

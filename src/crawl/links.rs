@@ -1,0 +1,51 @@
+//! Links of an HTML page, for link-following discovery.
+
+use std::sync::LazyLock;
+
+use scraper::{Html, Selector};
+
+static A_HREF: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("a[href]").expect("valid selector"));
+
+/// Absolute http(s) URLs of a page's `<a href>` links, resolved against
+/// `base` (the page's public URL), fragments dropped, in document order.
+pub fn extract(html: &str, base: &str) -> Vec<String> {
+    let Ok(base) = url::Url::parse(base) else {
+        return Vec::new();
+    };
+    let doc = Html::parse_document(html);
+    let mut out = Vec::new();
+    for a in doc.select(&A_HREF) {
+        let Some(href) = a.value().attr("href") else { continue };
+        let href = href.trim();
+        if href.is_empty() || href.starts_with('#') || href.starts_with("mailto:") || href.starts_with("javascript:") {
+            continue;
+        }
+        if let Ok(mut u) = base.join(href) {
+            if u.scheme() == "http" || u.scheme() == "https" {
+                u.set_fragment(None);
+                out.push(u.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_links_and_drops_fragments() {
+        let html = r##"<a href="class_node.html#x">n</a><a href="#top">t</a><a href="../index.html">i</a><a href="mailto:a@b">m</a><a href="https://other.example/">o</a>"##;
+        let l = extract(html, "https://docs.godotengine.org/en/stable/classes/index.html");
+        assert_eq!(
+            l,
+            [
+                "https://docs.godotengine.org/en/stable/classes/class_node.html",
+                "https://docs.godotengine.org/en/stable/index.html",
+                "https://other.example/"
+            ]
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! developers.openai.com (Astro): each page has a Markdown twin (`<page>.md`).
+//!
+//! The twins are MDX with Astro components. Some carry real content in props
+//! rather than children — reference tables (`<ConfigTable options={…}>`, data
+//! sometimes in an `export const` of the same page), file trees, model cards,
+//! tab labels — so those are rendered from their props; interactive widgets
+//! (demos, download buttons, example-task islands) have no text and vanish.
+//! The twins have no description line; the description stays empty.
+
+use super::mdx::{
+    self, block_or_nothing, code_span, collapse_ws, heading_with_id, indent, table_cell, titled, Dialect, Elem, Js,
+    JsParser, Node, Out, Renderer,
+};
+use super::{NormalizeError, Normalized};
+
+/// Normalize a developers.openai.com Markdown twin.
+pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+    let text = mdx::prepare(body);
+    let (header, rest) = mdx::take_header(&text);
+    mdx::finish(header, &rest, public_url, Dialect::Openai)
+}
+
+/// Render an Astro component of this site; `None` leaves it to the shared
+/// renderers.
+pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
+    let out = match e.name.as_str() {
+        "ConfigTable" => block_or_nothing(config_table(r, e)),
+        "GlossaryTable" => block_or_nothing(glossary_table(r, e)),
+        "FileTree" => block_or_nothing(file_tree(r, e)),
+        "Tabs" if e.expr("tabs").is_some() => block_or_nothing(slotted(r, e, "tabs", "id", "slot")),
+        "ContentSwitcher" if e.expr("options").is_some() => {
+            block_or_nothing(slotted(r, e, "options", "value", "data-value"))
+        }
+        "CodexScreenshot" => {
+            let src = e.attr("lightSrc").or_else(|| e.attr("src")).or_else(|| e.attr("darkSrc"));
+            match src {
+                Some(s) => Out::Block(format!("![{}]({s})", collapse_ws(&e.attr("alt").unwrap_or_default()))),
+                None => Out::Nothing,
+            }
+        }
+        "YouTubeEmbed" => match e.attr("videoId") {
+            Some(id) => {
+                let title = e.attr("title").unwrap_or_else(|| "Video".into());
+                Out::Block(format!("[Video: {}](https://www.youtube.com/watch?v={id})", collapse_ws(&title)))
+            }
+            None => Out::Nothing,
+        },
+        "CtaPillLink" | "ButtonLink" => {
+            let label = e.attr("label").unwrap_or_else(|| r.inline(&e.children));
+            match e.attr("href") {
+                Some(h) if !label.is_empty() => Out::Block(format!("[{}]({h})", collapse_ws(&label))),
+                _ if !label.is_empty() => Out::Block(label),
+                _ => Out::Nothing,
+            }
+        }
+        "LinkCard" => {
+            let title = e.attr("title").unwrap_or_default();
+            let desc = e.attr("description").unwrap_or_default();
+            let head = match e.attr("href") {
+                Some(h) if !title.is_empty() => format!("[{title}]({h})"),
+                _ => title,
+            };
+            match (head.is_empty(), desc.is_empty()) {
+                (true, true) => Out::Nothing,
+                (false, true) => Out::Block(format!("- {head}")),
+                (true, false) => Out::Block(format!("- {desc}")),
+                (false, false) => Out::Block(format!("- {head}: {desc}")),
+            }
+        }
+        "BentoContent" => {
+            let mut body = r.block(&e.children);
+            if let Some(h) = e.attr("href").filter(|h| !h.is_empty()) {
+                body = format!("{body}\n\n[Read more]({h})");
+            }
+            block_or_nothing(body)
+        }
+        // Used as the text of a surrounding Markdown link: stays inline.
+        "IconItem" => {
+            let title = collapse_ws(&e.attr("title").unwrap_or_default());
+            let body = r.inline(&e.children);
+            Out::Inline(match (title.is_empty(), body.is_empty()) {
+                (true, _) => body,
+                (false, true) => format!("**{title}**"),
+                (false, false) => format!("**{title}**: {body}"),
+            })
+        }
+        "PricingCard" => block_or_nothing(pricing_card(r, e)),
+        "ModelDetails" => block_or_nothing(model_details(e)),
+        "ToggleSection" => block_or_nothing(titled(&e.attr("title").unwrap_or_default(), &r.block(&e.children))),
+        "ElevatedRiskBadge" => Out::Nothing,
+        _ => return None,
+    };
+    Some(out)
+}
+
+/// The `options` prop: an inline literal or the name of an exported one.
+fn options<'a>(r: &'a Renderer, e: &Elem, prop: &str) -> Option<std::borrow::Cow<'a, Js>> {
+    let src = e.expr(prop)?;
+    match JsParser::new(src, 0).value()? {
+        Js::Ident(name) => r.exports.get(&name).map(std::borrow::Cow::Borrowed),
+        v => Some(std::borrow::Cow::Owned(v)),
+    }
+}
+
+fn rows(v: &Js) -> &[Js] {
+    match v {
+        Js::Arr(items) => items,
+        _ => &[],
+    }
+}
+
+/// Reference table of keys or flags, as the page shows it:
+/// Key | Type / Values | Details.
+fn config_table(r: &Renderer, e: &Elem) -> String {
+    let Some(opts) = options(r, e, "options") else {
+        return String::new();
+    };
+    let second = e.attr("secondColumnTitle").unwrap_or_else(|| "Type / Values".into());
+    let second_key = e.attr("secondColumnVariant").unwrap_or_else(|| "type".into());
+    let mut out = format!("| Key | {} | Details |\n| --- | --- | --- |\n", table_cell(&second));
+    let mut any = false;
+    for row in rows(&opts) {
+        let Some(key) = row.str_of("key") else { continue };
+        any = true;
+        let kind = row.str_of(&second_key).or_else(|| row.str_of("type")).unwrap_or_default();
+        let kind = if second_key == "type" { code_span(&kind) } else { kind };
+        let mut details = row.str_of("description").unwrap_or_default();
+        if let Some(d) = row.str_of("defaultValue").or_else(|| row.str_of("default")) {
+            details = format!("{details} Default: {}.", code_span(&d)).trim().to_string();
+        }
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            table_cell(&code_span(&key)),
+            table_cell(&kind),
+            table_cell(&details)
+        ));
+    }
+    if any {
+        out.trim_end().to_string()
+    } else {
+        String::new()
+    }
+}
+
+fn glossary_table(r: &Renderer, e: &Elem) -> String {
+    let Some(opts) = options(r, e, "options") else {
+        return String::new();
+    };
+    let mut out = String::from("| Term | Applies to | Definition |\n| --- | --- | --- |\n");
+    for row in rows(&opts) {
+        let Some(key) = row.str_of("key") else { continue };
+        let term = match row.str_of("href") {
+            Some(h) => format!("[{key}]({h})"),
+            None => key,
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            table_cell(&term),
+            table_cell(&row.str_of("appliesTo").unwrap_or_default()),
+            table_cell(&row.str_of("description").unwrap_or_default())
+        ));
+    }
+    out.trim_end().to_string()
+}
+
+fn file_tree(r: &Renderer, e: &Elem) -> String {
+    fn walk(items: &[Js], depth: usize, out: &mut Vec<String>) {
+        for it in items {
+            let Some(name) = it.str_of("name") else { continue };
+            let pad = "  ".repeat(depth);
+            match it.str_of("comment") {
+                Some(c) => out.push(format!("{pad}- {} — {c}", code_span(&name))),
+                None => out.push(format!("{pad}- {}", code_span(&name))),
+            }
+            if let Some(Js::Arr(children)) = it.get("children") {
+                walk(children, depth + 1, out);
+            }
+        }
+    }
+    let Some(tree) = options(r, e, "tree") else {
+        return String::new();
+    };
+    let mut lines = Vec::new();
+    walk(rows(&tree), 0, &mut lines);
+    lines.join("\n")
+}
+
+/// Components whose children are panes picked by a prop list of labels
+/// (`<Tabs tabs={[{id, label}]}>` with `<div slot="id">`): each pane under its
+/// label.
+fn slotted(r: &Renderer, e: &Elem, prop: &str, id_key: &str, slot_attr: &str) -> String {
+    let labels: Vec<(String, String)> = options(r, e, prop)
+        .map(|v| {
+            rows(&v)
+                .iter()
+                .filter_map(|t| Some((t.str_of(id_key)?, t.str_of("label")?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut parts = Vec::new();
+    for c in &e.children {
+        let rendered = r.block(std::slice::from_ref(c));
+        if rendered.is_empty() {
+            continue;
+        }
+        let label = match c {
+            Node::Elem(p) => p
+                .attr(slot_attr)
+                .and_then(|s| labels.iter().find(|(id, _)| *id == s).map(|(_, l)| l.clone())),
+            _ => None,
+        };
+        parts.push(titled(&label.unwrap_or_default(), &rendered));
+    }
+    parts.join("\n\n")
+}
+
+fn pricing_card(r: &Renderer, e: &Elem) -> String {
+    let name = collapse_ws(&e.attr("name").unwrap_or_default());
+    let price = [e.attr("priceEyebrow"), e.attr("price"), e.attr("interval")]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut head = if name.is_empty() { String::new() } else { format!("**{name}**") };
+    if !price.is_empty() {
+        head = format!("{head} ({})", price.replace(" /", "/")).trim().to_string();
+    }
+    if let Some(s) = e.attr("subtitle").filter(|s| !s.is_empty()) {
+        head = format!("{head}: {s}");
+    }
+    let body = r.block(&e.children);
+    match (head.is_empty(), body.is_empty()) {
+        (true, _) => body,
+        (false, true) => format!("- {head}"),
+        (false, false) => format!("- {head}\n\n{}", indent(&body, 2)),
+    }
+}
+
+/// A model card: the live page shows the name as an `h3` with id
+/// `model-<slug>`, so it is a section with that anchor.
+fn model_details(e: &Elem) -> String {
+    let name = collapse_ws(&e.attr("name").unwrap_or_default());
+    if name.is_empty() {
+        return String::new();
+    }
+    let slug = e.attr("slug").unwrap_or_else(|| name.clone());
+    let mut out = heading_with_id(3, &name, &format!("model-{slug}"));
+    if let Some(d) = e.attr("description").filter(|d| !d.is_empty()) {
+        out.push_str(&format!("\n\n{d}"));
+    }
+    if let Some(data) = e.expr("data").and_then(|s| JsParser::new(s, 0).value()) {
+        let facts: Vec<String> = data
+            .get("features")
+            .map(rows)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| Some(format!("- **{}**: {}", f.str_of("title")?, f.str_of("value")?)))
+            .collect();
+        if !facts.is_empty() {
+            out.push_str(&format!("\n\n{}", facts.join("\n")));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(src: &str) -> Normalized {
+        normalize(src, "https://developers.openai.com/codex/page").expect("normalizes")
+    }
+
+    #[test]
+    fn config_table_from_export_and_inline() {
+        let src = "# Ref\n\nexport const flags = [\n  { key: \"--model, -m\", type: \"string\", description: \"Pick a `model`.\" },\n];\n\n## Flags\n\n<ConfigTable client:load options={flags} />\n\n<ConfigTable options={[{ key: \"a|b\", type: \"bool\", description: \"x\", defaultValue: \"false\" }]} />\n";
+        let n = norm(src);
+        assert_eq!(n.title, "Ref");
+        assert_eq!(
+            n.markdown,
+            "## Flags\n\n| Key | Type / Values | Details |\n| --- | --- | --- |\n| `--model, -m` | `string` | Pick a `model`. |\n\n| Key | Type / Values | Details |\n| --- | --- | --- |\n| `a\\|b` | `bool` | x Default: `false`. |"
+        );
+    }
+
+    #[test]
+    fn slotted_tabs_and_screenshots() {
+        let src = "# T\n\n<Tabs id=\"x\" tabs={[{ id: \"a\", label: \"Ubuntu\" }, { id: \"b\", label: \"Fedora\" }]}>\n  <div slot=\"a\">\n\n```bash\napt install x\n```\n\n  </div>\n  <div slot=\"b\">\n    dnf install x\n  </div>\n</Tabs>\n\n<CodexScreenshot alt=\"The app\" lightSrc=\"/images/a.webp\" darkSrc=\"/images/b.webp\" />\n";
+        assert_eq!(
+            norm(src).markdown,
+            "**Ubuntu**\n\n```bash\napt install x\n```\n\n**Fedora**\n\ndnf install x\n\n![The app](https://developers.openai.com/images/a.webp)"
+        );
+    }
+
+    #[test]
+    fn model_details_keep_the_live_anchor() {
+        let n = norm("# Models\n\n<ModelDetails client:load name=\"gpt-5.5\" slug=\"gpt-5.5\" description=\"Newest.\" data={{ features: [{ title: \"Speed\", value: \"fast\" }] }} />\n\n## Other\n");
+        assert_eq!(n.markdown, "### gpt-5.5\n\nNewest.\n\n- **Speed**: fast\n\n## Other");
+        assert_eq!(n.heading_ids, vec!["model-gpt-5.5".to_string(), crate::section::COMPUTE_SLUG.to_string()]);
+    }
+}

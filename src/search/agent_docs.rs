@@ -1,0 +1,140 @@
+//! `search_docs` (seed 000): ranked passages, one per page, with a calibrated
+//! score. Ranking itself is shared with the other tools (see [`super::rank`]).
+
+use std::collections::HashSet;
+
+use super::rank::calibrate;
+use super::types::{Passage, ResponseFormat, SearchDocsArgs, SearchDocsResult, AGENT_DOCS_PRODUCTS};
+use super::{Library, ToolError};
+
+/// Characters of a passage in `concise` form.
+pub const CONCISE_CHARS: usize = 300;
+/// Characters of a passage in `detailed` form (about 800 tokens).
+pub const DETAILED_CHARS: usize = 3200;
+/// Other matching headings listed per passage.
+const MAX_OTHER_SECTIONS: usize = 5;
+
+impl Library {
+    /// Answer `search_docs` (seed 000).
+    pub fn search_docs(&self, args: &SearchDocsArgs) -> Result<SearchDocsResult, ToolError> {
+        if args.query.trim().is_empty() {
+            return Err(ToolError("query: must not be empty".into()));
+        }
+        if let Some(p) = &args.product {
+            if !AGENT_DOCS_PRODUCTS.contains(&p.as_str()) {
+                return Err(ToolError(format!(
+                    "product: `{p}` is not one of {}",
+                    AGENT_DOCS_PRODUCTS.join(", ")
+                )));
+            }
+        }
+        let limit = args.limit.clamp(1, 20) as usize;
+        let sources: Vec<usize> = self
+            .sources
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                let prod = s.manifest.product.as_str();
+                AGENT_DOCS_PRODUCTS.contains(&prod)
+                    && args.product.as_deref().map(|p| p == prod).unwrap_or(true)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let index_snapshot = sources
+            .iter()
+            .map(|&i| self.sources[i].manifest.created_at.clone())
+            .max();
+        let hits = self.rank_pages(&sources, &args.query, None);
+        let mut passages = Vec::new();
+        for hit in hits.iter().take(limit) {
+            let source = &self.sources[hit.source];
+            let best = hit.best();
+            let page = hit.page;
+            let sec = &source.sections[best.section];
+            let pg = &source.pages[page];
+            let body = strip_heading_line(&sec.text);
+            let (content, truncated) = match args.response_format {
+                ResponseFormat::Concise => cut(body, CONCISE_CHARS),
+                ResponseFormat::Detailed => cut(body, DETAILED_CHARS),
+            };
+            let mut seen = HashSet::new();
+            seen.insert(sec.heading_path.clone());
+            let other_sections = hit.sections[1..]
+                .iter()
+                .filter_map(|h| {
+                    let s = &source.sections[h.section];
+                    if s.anchor.is_empty() || !seen.insert(s.heading_path.clone()) {
+                        return None;
+                    }
+                    Some(s.heading_path[1.min(s.heading_path.len())..].join(" > "))
+                })
+                .filter(|h| !h.is_empty())
+                .take(MAX_OTHER_SECTIONS)
+                .collect();
+            passages.push(Passage {
+                rank: passages.len() as u32 + 1,
+                title: pg.title.clone(),
+                heading: sec.heading_display(),
+                url: sec.url_with_anchor(),
+                description: pg.description.clone(),
+                score: round3(calibrate(best.coverage, best.bm25)),
+                content,
+                truncated,
+                other_sections,
+            });
+        }
+        Ok(SearchDocsResult {
+            passages,
+            index_snapshot,
+        })
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Section text without its leading heading line (the heading is its own field).
+fn strip_heading_line(text: &str) -> &str {
+    let t = text.trim_start();
+    if t.starts_with('#') {
+        match t.find('\n') {
+            Some(i) => t[i + 1..].trim_start(),
+            None => "",
+        }
+    } else {
+        t
+    }
+}
+
+/// The first `max` characters of `s` (never inside a UTF-8 character),
+/// preferring to end at a word boundary; and whether anything was cut.
+pub fn cut(s: &str, max: usize) -> (String, bool) {
+    if s.chars().count() <= max {
+        return (s.to_string(), false);
+    }
+    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
+    let mut head = &s[..end];
+    if let Some(sp) = head.rfind(char::is_whitespace) {
+        if sp > end * 2 / 3 {
+            head = &head[..sp];
+        }
+    }
+    (head.trim_end().to_string(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_respects_chars_and_words() {
+        let (c, t) = cut("héllo wörld and more", 12);
+        assert!(t);
+        assert_eq!(c, "héllo wörld");
+        let (c, t) = cut("short", 300);
+        assert!(!t);
+        assert_eq!(c, "short");
+    }
+
+}

@@ -1,0 +1,276 @@
+//! The tools a server offers, grouped in families (`--tools agent-docs,godot`).
+//!
+//! A tool is a [`ToolSpec`]: its contract (name, description, input and output
+//! schema as JSON text, copied from the seed) and a plain function from the
+//! library and validated arguments to the result object. Adding a family is a
+//! new [`ToolFamily`] variant and a `&[ToolSpec]` for it; the server, the
+//! validation and both transports need no change.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::validate::validate_args;
+use crate::search::read_section::read_section;
+use crate::search::types::{ReadSectionArgs, SearchDocsArgs};
+use crate::search::{Library, ToolError};
+
+/// A tool's answer from the library and its schema-checked arguments.
+pub type ToolFn = fn(&Library, Map<String, Value>) -> Result<Value, ToolError>;
+
+/// One tool's contract and implementation.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Input schema, JSON text.
+    pub input_schema: &'static str,
+    /// Output schema, JSON text; the result object must satisfy it.
+    pub output_schema: &'static str,
+    pub call: ToolFn,
+}
+
+/// A group of tools over one documentation family, selected as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolFamily {
+    /// `search_docs`, `read_section` (seed 000): Claude Code, Cursor, Codex, MCP.
+    AgentDocs,
+}
+
+/// Families named by the seeds that this build does not serve yet.
+const PLANNED: [&str; 2] = ["godot", "leapview"];
+
+impl ToolFamily {
+    /// Every family this build can serve.
+    pub const ALL: &'static [ToolFamily] = &[ToolFamily::AgentDocs];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolFamily::AgentDocs => "agent-docs",
+        }
+    }
+
+    pub fn tools(self) -> &'static [ToolSpec] {
+        match self {
+            ToolFamily::AgentDocs => AGENT_DOCS,
+        }
+    }
+
+    /// A comma-separated selection (`agent-docs,godot`), duplicates dropped.
+    pub fn parse_list(s: &str) -> Result<Vec<ToolFamily>, String> {
+        let mut out = Vec::new();
+        for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let f: ToolFamily = name.parse()?;
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        if out.is_empty() {
+            return Err(format!("no tool family given (available: {})", available()));
+        }
+        Ok(out)
+    }
+}
+
+fn available() -> String {
+    ToolFamily::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl FromStr for ToolFamily {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim().to_ascii_lowercase();
+        if let Some(f) = ToolFamily::ALL.iter().find(|f| f.name() == s) {
+            return Ok(*f);
+        }
+        if PLANNED.contains(&s.as_str()) {
+            return Err(format!(
+                "tool family '{s}' is not available in this build yet (available: {})",
+                available()
+            ));
+        }
+        Err(format!(
+            "unknown tool family '{s}' (available: {})",
+            available()
+        ))
+    }
+}
+
+impl std::fmt::Display for ToolFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Deserialize checked arguments, answer, serialize the result object.
+fn typed<A: DeserializeOwned, R: Serialize>(
+    args: Map<String, Value>,
+    f: impl FnOnce(&A) -> Result<R, ToolError>,
+) -> Result<Value, ToolError> {
+    let a: A = serde_json::from_value(Value::Object(args))
+        .map_err(|e| ToolError(format!("invalid arguments: {e}")))?;
+    let r = f(&a)?;
+    serde_json::to_value(r)
+        .map_err(|e| ToolError(format!("internal error: result not serializable: {e}")))
+}
+
+const AGENT_DOCS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "search_docs",
+        description: "Search the official documentation of Claude Code, Cursor, OpenAI Codex and MCP. Use it before answering any question about using, configuring or administering these products. Not for other products or general programming. If the answer could differ between products and the user hasn't said which one, ask. Returns one passage per page, with the page's one-line description and a relevance score; under ~0.5 means the docs probably don't cover it. One topic per call: split multi-part questions. Need more than the passage? Call read_section(url), or read_section(url, heading) for one of the passage's other_sections.",
+        input_schema: include_str!("schemas/search_docs.input.json"),
+        output_schema: include_str!("schemas/search_docs.output.json"),
+        call: |lib, args| typed(args, |a: &SearchDocsArgs| lib.search_docs(a)),
+    },
+    ToolSpec {
+        name: "read_section",
+        description: "Read a page found by search_docs. Without a heading: the page's description and outline (top-level sections with subsection counts). With a heading: that section's full text, including its subsections; continue long sections with next_offset. outline_depth=3 also lists subsections; use it only on long pages to find one specific subsection.",
+        input_schema: include_str!("schemas/read_section.input.json"),
+        output_schema: include_str!("schemas/read_section.output.json"),
+        call: |lib, args| typed(args, |a: &ReadSectionArgs| read_section(lib, a)),
+    },
+];
+
+struct Registered {
+    spec: &'static ToolSpec,
+    input: Arc<JsonObject>,
+}
+
+/// The selected families' tools, schemas parsed once: what `tools/list`
+/// returns and `tools/call` dispatches on.
+pub struct ToolRegistry {
+    listed: Vec<Tool>,
+    by_name: HashMap<&'static str, Registered>,
+}
+
+fn parse_schema(tool: &str, which: &str, text: &str) -> Arc<JsonObject> {
+    // The schemas are compiled in; a test parses every one of them.
+    let parsed: JsonObject = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("{which} schema of {tool} is not a JSON object: {e}"));
+    Arc::new(parsed)
+}
+
+impl ToolRegistry {
+    /// The tools of `families`, in family then contract order.
+    pub fn new(families: &[ToolFamily]) -> Self {
+        let mut listed = Vec::new();
+        let mut by_name = HashMap::new();
+        for family in families {
+            for spec in family.tools() {
+                if by_name.contains_key(spec.name) {
+                    continue;
+                }
+                let input = parse_schema(spec.name, "input", spec.input_schema);
+                let output = parse_schema(spec.name, "output", spec.output_schema);
+                let tool = Tool::new(spec.name, spec.description, input.clone())
+                    .with_raw_output_schema(output)
+                    .with_annotations(
+                        ToolAnnotations::new()
+                            .read_only(true)
+                            .destructive(false)
+                            .idempotent(true)
+                            .open_world(false),
+                    );
+                listed.push(tool);
+                by_name.insert(spec.name, Registered { spec, input });
+            }
+        }
+        ToolRegistry { listed, by_name }
+    }
+
+    /// Tool definitions, as `tools/list` shows them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.listed
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.listed.iter().find(|t| t.name == name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.listed.iter().map(|t| t.name.as_ref()).collect()
+    }
+
+    /// Run tool `name`; `None` when there is no such tool. Bad arguments and
+    /// [`ToolError`]s become `isError` results whose text says what was wrong;
+    /// a success carries the result as `structuredContent` and as JSON text.
+    pub fn call(
+        &self,
+        lib: &Library,
+        name: &str,
+        args: Option<JsonObject>,
+    ) -> Option<CallToolResult> {
+        let reg = self.by_name.get(name)?;
+        let mut args = args.unwrap_or_default();
+        if let Err(msg) = validate_args(&reg.input, &mut args) {
+            return Some(tool_error(format!("invalid arguments for {name}: {msg}")));
+        }
+        Some(match (reg.spec.call)(lib, args) {
+            Ok(value) => CallToolResult::structured(value),
+            Err(ToolError(msg)) => tool_error(msg),
+        })
+    }
+}
+
+fn tool_error(msg: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(msg)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_parses_and_names_are_unique() {
+        let r = ToolRegistry::new(ToolFamily::ALL);
+        assert_eq!(r.names(), ["search_docs", "read_section"]);
+        for t in r.tools() {
+            assert_eq!(t.input_schema.get("type"), Some(&Value::from("object")));
+            assert!(t.output_schema.is_some());
+        }
+    }
+
+    #[test]
+    fn families_parse() {
+        assert_eq!(
+            ToolFamily::parse_list(" agent-docs, AGENT-DOCS ").unwrap(),
+            [ToolFamily::AgentDocs]
+        );
+        assert!(ToolFamily::parse_list("godot")
+            .unwrap_err()
+            .contains("not available in this build"));
+        assert!(ToolFamily::parse_list("vim")
+            .unwrap_err()
+            .contains("unknown tool family 'vim'"));
+        assert!(ToolFamily::parse_list("").is_err());
+    }
+
+    #[test]
+    fn calls_validate_before_dispatch() {
+        let r = ToolRegistry::new(ToolFamily::ALL);
+        let lib = Library::default();
+        assert!(r.call(&lib, "nope", None).is_none());
+        let res = r.call(&lib, "read_section", None).unwrap();
+        assert_eq!(res.is_error, Some(true));
+        let text = res.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        assert_eq!(text, "invalid arguments for read_section: url: required");
+        let args = serde_json::json!({"url": "https://x.y/z"})
+            .as_object()
+            .cloned();
+        let res = r.call(&lib, "read_section", args).unwrap();
+        assert_eq!(res.is_error, Some(true));
+    }
+}

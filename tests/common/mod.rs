@@ -1,0 +1,185 @@
+//! Shared test support: the mirror server of `../shared/tools` on port 0, and
+//! a line-oriented JSON-RPC client over a child's stdio.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// `../shared` beside the repository.
+pub fn shared() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    assert!(
+        p.join("tools/mirror_server.py").is_file(),
+        "../shared/tools/mirror_server.py not found beside the repository"
+    );
+    p
+}
+
+/// A running mirror server; stopped when dropped.
+pub struct Mirror {
+    child: Child,
+    pub url: String,
+}
+
+impl Mirror {
+    /// Start the mirror over `root` (default `../shared/sites`) with extra args.
+    pub fn start(root: Option<&Path>, extra: &[&str]) -> Mirror {
+        let shared = shared();
+        let root = root
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| shared.join("sites"));
+        let mut child = Command::new("python3")
+            .arg(shared.join("tools/mirror_server.py"))
+            .arg("--root")
+            .arg(&root)
+            .args(["--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mirror_server.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().expect("stdout"))
+            .read_line(&mut line)
+            .expect("read the mirror's first line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from mirror: {line:?}"))
+            .to_string();
+        Mirror { child, url }
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Path of the docsnap binary built for these tests.
+pub fn docsnap() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_docsnap"))
+}
+
+/// Run `docsnap` with args from the repository root; returns (status, stdout, stderr).
+pub fn run_docsnap(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(docsnap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env("DOCSNAP_LOG", "warn")
+        .output()
+        .expect("run docsnap");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A JSON-RPC peer over a child process's stdin/stdout, one message a line.
+pub struct StdioClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    pub fn spawn(args: &[&str]) -> StdioClient {
+        let mut child = Command::new(docsnap())
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .env("DOCSNAP_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn docsnap serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        StdioClient {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
+    }
+
+    pub fn notify(&mut self, method: &str, params: serde_json::Value) {
+        let m = serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params});
+        writeln!(self.stdin, "{m}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Send a request and return its response (skipping notifications).
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let m = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{m}").expect("write");
+        self.stdin.flush().expect("flush");
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed stdout while waiting for {method}");
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("non-JSON line on stdout ({e}): {line}"));
+            if v.get("id") == Some(&serde_json::json!(id)) {
+                return v;
+            }
+        }
+    }
+
+    /// initialize + notifications/initialized.
+    pub fn handshake(&mut self) -> serde_json::Value {
+        let r = self.request(
+            "initialize",
+            serde_json::json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "docsnap-test", "version": "0"}
+            }),
+        );
+        self.notify("notifications/initialized", serde_json::json!({}));
+        r
+    }
+
+    pub fn call(&mut self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        )
+    }
+}
+
+impl Drop for StdioClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Read a JSON-lines file.
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_str(l).expect("valid JSON line"))
+        .collect()
+}
+
+/// The single artifact directory under `out/source/version`.
+pub fn only_artifact(out: &Path, source: &str, version: &str) -> PathBuf {
+    let dir = out.join(source).join(version);
+    let mut snaps: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    snaps.sort();
+    snaps.pop().expect("an artifact")
+}
