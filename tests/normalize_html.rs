@@ -190,7 +190,11 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
     let all = format!("{}\n{}\n{}", n.title, n.description, n.markdown);
     for (s, may_be_content) in boilerplate(family) {
         let got = count(&all, s);
-        let allowed = if *may_be_content { count(&content, s) } else { 0 };
+        let allowed = if *may_be_content {
+            count(&content, s)
+        } else {
+            0
+        };
         if got > allowed {
             problems.push(format!("boilerplate {s:?} ×{got} (content has {allowed})"));
         }
@@ -233,7 +237,9 @@ fn run_family(family: Family, host: &str, subdirs: &[&str], skip: &dyn Fn(&Path)
     for sub in subdirs {
         for file in html_files(&host_dir.join(sub)) {
             let Ok(html) = std::fs::read_to_string(&file) else {
-                tally.failures.push(format!("{}: unreadable", file.display()));
+                tally
+                    .failures
+                    .push(format!("{}: unreadable", file.display()));
                 continue;
             };
             let url = public_url(host, &host_dir, &file, &html);
@@ -270,7 +276,11 @@ fn run_family(family: Family, host: &str, subdirs: &[&str], skip: &dyn Fn(&Path)
 }
 
 fn report(t: Tally) {
-    assert!(t.checked > 0, "no pages checked: is the mirror at {}?", sites().display());
+    assert!(
+        t.checked > 0,
+        "no pages checked: is the mirror at {}?",
+        sites().display()
+    );
     if !t.failures.is_empty() {
         for f in t.failures.iter().take(60) {
             eprintln!("FAIL {f}");
@@ -281,7 +291,12 @@ fn report(t: Tally) {
 
 #[test]
 fn godot_every_page() {
-    let t = run_family(Family::Sphinx, "docs.godotengine.org", &["en/stable"], &|_| false);
+    let t = run_family(
+        Family::Sphinx,
+        "docs.godotengine.org",
+        &["en/stable"],
+        &|_| false,
+    );
     assert_eq!(t.checked, 588, "Godot mirror page count");
     report(t);
 }
@@ -293,9 +308,12 @@ fn leapview_every_page() {
         .iter()
         .map(|p| host_dir.join(p))
         .collect();
-    let mut t = run_family(Family::Leapview, "docs.leapview.example", &["v3.1", "v3.2"], &|p| {
-        landing.contains(p)
-    });
+    let mut t = run_family(
+        Family::Leapview,
+        "docs.leapview.example",
+        &["v3.1", "v3.2"],
+        &|p| landing.contains(p),
+    );
     // The host index sits outside the version folders: smoke-check it too.
     let index = host_dir.join("index.html");
     if let Ok(html) = std::fs::read_to_string(&index) {
@@ -342,22 +360,25 @@ fn member_anchors(html: &str) -> Vec<String> {
 /// Anchors whose entry is followed by description text on the page.
 fn anchors_with_description(html: &str) -> HashSet<String> {
     static ENTRY: LazyLock<Selector> = LazyLock::new(|| {
-        Selector::parse("section.classref-descriptions-group > p[class^=classref-][id]").expect("sel")
+        Selector::parse("section.classref-descriptions-group > p[class^=classref-][id]")
+            .expect("sel")
     });
     let doc = Html::parse_document(html);
     let mut out = HashSet::new();
     for p in doc.select(&ENTRY) {
         let mut next = p.next_siblings().filter_map(scraper::ElementRef::wrap);
         let mut n = next.next();
-        if n.is_some_and(|e| e.value().has_class("classref-property-setget", scraper::CaseSensitivity::CaseSensitive)) {
+        if n.is_some_and(|e| {
+            e.value().has_class(
+                "classref-property-setget",
+                scraper::CaseSensitivity::CaseSensitive,
+            )
+        }) {
             n = next.next();
         }
         let Some(n) = n else { continue };
         let name = n.value().name();
-        let is_entry = n
-            .value()
-            .classes()
-            .any(|c| c.starts_with("classref-"));
+        let is_entry = n.value().classes().any(|c| c.starts_with("classref-"));
         if name != "hr" && !is_entry && !n.text().collect::<String>().trim().is_empty() {
             if let Some(id) = p.value().id() {
                 out.insert(id.to_string());
@@ -396,10 +417,14 @@ fn check_class(file: &Path) -> Vec<String> {
     };
     let mut parsed: BTreeMap<&str, &str> = BTreeMap::new();
     for m in class.members() {
-        parsed.entry(m.anchor.as_str()).or_insert(m.description.as_str());
+        parsed
+            .entry(m.anchor.as_str())
+            .or_insert(m.description.as_str());
     }
     for e in &class.enums {
-        parsed.entry(e.anchor.as_str()).or_insert(e.description.as_str());
+        parsed
+            .entry(e.anchor.as_str())
+            .or_insert(e.description.as_str());
     }
     let anchors = member_anchors(&html);
     let described = anchors_with_description(&html);
@@ -440,7 +465,13 @@ fn check_class(file: &Path) -> Vec<String> {
 fn godot_five_classes_complete() {
     let mut problems = Vec::new();
     let mut checked = 0;
-    for name in ["node", "characterbody2d", "vector2", "tween", "@globalscope"] {
+    for name in [
+        "node",
+        "characterbody2d",
+        "vector2",
+        "tween",
+        "@globalscope",
+    ] {
         let file = class_dir().join(format!("class_{name}.html"));
         assert!(file.exists(), "{} missing", file.display());
         problems.extend(check_class(&file));
@@ -462,7 +493,11 @@ fn godot_every_class_page_parses() {
                 .is_some_and(|n| n.to_string_lossy().starts_with("class_"))
         })
         .collect();
-    assert!(!files.is_empty(), "no class pages under {}", class_dir().display());
+    assert!(
+        !files.is_empty(),
+        "no class pages under {}",
+        class_dir().display()
+    );
     let mut problems = Vec::new();
     let t0 = Instant::now();
     for f in &files {

@@ -47,6 +47,14 @@ const HOSTS: &[Host] = &[
     },
 ];
 
+/// Section anchors that are right for the live site but absent from the
+/// mirror's generated HTML, with the reason.
+const KNOWN_MIRROR_GAPS: &[(&str, &str)] = &[(
+    "https://code.claude.com/docs/en/agent-sdk/typescript#installation",
+    "the mirror's HTML generator left `<script ... />` unclosed, so it printed the \
+     following `## Installation` as raw text without rendering the heading",
+)];
+
 /// Whole-site exports, not pages.
 const SKIP: &[&str] = &["codex/llms-full.txt", "codex/codex-manual.md"];
 
@@ -142,6 +150,7 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
     let mut anchored = 0usize;
     let mut failures: Vec<String> = Vec::new();
     let mut anchor_misses: Vec<String> = Vec::new();
+    let mut known_gaps = 0usize;
     let mut spent = Duration::ZERO;
 
     for h in HOSTS {
@@ -228,7 +237,10 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
                     continue;
                 }
                 anchored += 1;
-                if !ids.contains(&s.anchor) {
+                let full = format!("{url}#{}", s.anchor);
+                if KNOWN_MIRROR_GAPS.iter().any(|(u, _)| *u == full) {
+                    known_gaps += 1;
+                } else if !ids.contains(&s.anchor) {
                     anchor_misses.push(format!("{url}#{} ({})", s.anchor, s.heading_path.join(" > ")));
                 }
             }
@@ -237,10 +249,14 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
     }
 
     println!(
-        "checked {pages} pages, {sections} sections ({anchored} anchored), {} anchor mismatches, normalize+split {:.0} ms",
+        "checked {pages} pages, {sections} sections ({anchored} anchored), {} anchor mismatches, \
+         {known_gaps} known mirror gaps, normalize+split {:.0} ms",
         anchor_misses.len(),
         spent.as_secs_f64() * 1000.0
     );
+    for (u, why) in KNOWN_MIRROR_GAPS {
+        println!("  known mirror gap: {u}: {why}");
+    }
     for m in &anchor_misses {
         println!("  anchor mismatch: {m}");
     }

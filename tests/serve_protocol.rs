@@ -150,6 +150,7 @@ fn library() -> Library {
     ];
     Library {
         sources: vec![LoadedSource::new(manifest("snap-1", 2, 9), pages, all)],
+        ..Default::default()
     }
 }
 
@@ -492,6 +493,7 @@ async fn a_reload_is_seen_by_the_next_call() {
             vec![page(url, "Rules", "")],
             vec![section(url, &["Rules"], 1, "", "Rules text.".into(), 0)],
         )],
+        ..Default::default()
     };
     *lib.write().unwrap() = Arc::new(fresh);
     let r = c.ok("read_section", json!({"url": url})).await;

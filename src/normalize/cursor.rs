@@ -59,6 +59,17 @@ mod tests {
     }
 
     #[test]
+    fn deep_headings_have_no_anchor_of_their_own() {
+        // cursor.com ids h2–h4 only: an h5 links to its enclosing section.
+        let src = "# T\n\n## A\n\n##### Deep\n\nx\n";
+        let n = normalize(src, "https://cursor.com/docs/t").expect("normalizes");
+        assert_eq!(n.heading_ids, vec![crate::section::COMPUTE_SLUG.to_string(), String::new()]);
+        let s = crate::section::split("https://cursor.com/docs/t", &n.title, &n, crate::section::SlugStyle::Github, 0);
+        let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
+        assert_eq!(anchors, ["a", "a"]);
+    }
+
+    #[test]
     fn sitemap_inside_code_is_kept() {
         let src = "# T\n\n```md\n## Sitemap\n\n[x](/llms.txt)\n```\n";
         assert_eq!(strip_sitemap_footer(src), src);

@@ -335,8 +335,7 @@ fn member_kind(p: ElementRef<'_>) -> Option<MemberKind> {
 
 fn is_enum_header(p: ElementRef<'_>) -> bool {
     p.value().name() == "p"
-        && p
-            .value()
+        && p.value()
             .has_class("classref-enumeration", CaseSensitivity::CaseSensitive)
 }
 
@@ -359,7 +358,11 @@ pub fn parse_class(html_body: &str, public_url: &str) -> Result<GodotClass, Norm
         .select(&SEL_H1)
         .next()
         .ok_or_else(|| no_content("no <h1> class name"))?;
-    let page_url = public_url.split('#').next().unwrap_or(public_url).to_string();
+    let page_url = public_url
+        .split('#')
+        .next()
+        .unwrap_or(public_url)
+        .to_string();
     let mut class = GodotClass {
         name: html::plain_text(h1),
         url: page_url.clone(),
@@ -381,9 +384,7 @@ pub fn parse_class(html_body: &str, public_url: &str) -> Result<GodotClass, Norm
             }
             match label_of(p).as_deref() {
                 Some("Inherits:") => class.inherits = listed_names(p, "Inherits:", '<'),
-                Some("Inherited By:") => {
-                    class.inherited_by = listed_names(p, "Inherited By:", ',')
-                }
+                Some("Inherited By:") => class.inherited_by = listed_names(p, "Inherited By:", ','),
                 Some("Experimental:" | "Deprecated:") => notes.push(*p),
                 _ if class.brief.is_empty() => class.brief = parser.markdown(vec![*p]),
                 _ => notes.push(*p),
@@ -441,7 +442,10 @@ pub fn parse_class(html_body: &str, public_url: &str) -> Result<GodotClass, Norm
             .and_then(|a| a.value().attr("href"))
             .map(|h| parser.conv.absolute(h))
             .unwrap_or_default();
-        let anchor = url.split_once('#').map(|(_, f)| f.to_string()).unwrap_or_default();
+        let anchor = url
+            .split_once('#')
+            .map(|(_, f)| f.to_string())
+            .unwrap_or_default();
         let pname = html::plain_text(*name);
         let ptype = html::plain_text(*ty);
         overrides.push(Member {
@@ -476,7 +480,11 @@ enum Target {
     EnumValue(Member),
 }
 
-fn parse_descriptions<'a>(section: ElementRef<'a>, parser: &mut Parser<'a>, class: &mut GodotClass) {
+fn parse_descriptions<'a>(
+    section: ElementRef<'a>,
+    parser: &mut Parser<'a>,
+    class: &mut GodotClass,
+) {
     let mut target = Target::None;
     let mut desc: Vec<NodeRef<'a>> = Vec::new();
     let mut last_anchor = String::new();
@@ -625,8 +633,11 @@ mod tests {
 
     #[test]
     fn parses_members() {
-        let c = parse_class(PAGE, "https://docs.godotengine.org/en/stable/classes/class_node.html")
-            .expect("parses");
+        let c = parse_class(
+            PAGE,
+            "https://docs.godotengine.org/en/stable/classes/class_node.html",
+        )
+        .expect("parses");
         assert_eq!(c.name, "Node");
         assert_eq!(c.inherits, vec!["Object"]);
         assert_eq!(c.brief, "Base class for all scene objects.");

@@ -52,7 +52,11 @@ pub enum Action {
     /// Leave the element and its subtree out.
     Skip,
     /// Write a heading with this plain text and anchor instead of the element.
-    Heading { level: u8, text: String, anchor: String },
+    Heading {
+        level: u8,
+        text: String,
+        anchor: String,
+    },
 }
 
 /// Site-specific steering of the generic converter.
@@ -249,7 +253,7 @@ fn needs_escape(
         '\\' => next.is_none_or(|n| n.is_ascii_punctuation()),
         '`' => true,
         '*' => line_start || !(ws(prev) && ws(next)),
-        '_' => !(alnum(prev) && alnum(next)) && !(ws(prev) && ws(next)),
+        '_' => !((alnum(prev) && alnum(next)) || (ws(prev) && ws(next))),
         '~' => line_start || !(ws(prev) && ws(next)),
         '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
         '[' | ']' => in_link,
@@ -375,9 +379,8 @@ pub fn is_boilerplate(el: &scraper::node::Element) -> bool {
     ) {
         return true;
     }
-    el.classes().any(|c| {
-        DROP_CLASSES.contains(&c) || DROP_CLASS_PREFIXES.iter().any(|p| c.starts_with(p))
-    })
+    el.classes()
+        .any(|c| DROP_CLASSES.contains(&c) || DROP_CLASS_PREFIXES.iter().any(|p| c.starts_with(p)))
 }
 
 /// Text a permalink anchor shows instead of words.
@@ -501,8 +504,7 @@ fn admonition_class_label(el: ElementRef<'_>) -> Option<String> {
 
 fn is_admonition_title(el: ElementRef<'_>) -> bool {
     el.value().classes().any(|c| {
-        matches!(c, "admonition-title" | "callout-title" | "alert-title")
-            || c.ends_with("__title")
+        matches!(c, "admonition-title" | "callout-title" | "alert-title") || c.ends_with("__title")
     })
 }
 
@@ -565,7 +567,8 @@ fn pre_text(node: NodeRef<'_>, out: &mut String) {
                 if e.name() == "br" {
                     out.push('\n');
                 } else if e.name() == "button"
-                    || e.classes().any(|c| matches!(c, "linenos" | "lineno" | "line-number"))
+                    || e.classes()
+                        .any(|c| matches!(c, "linenos" | "lineno" | "line-number"))
                 {
                     continue;
                 } else {
@@ -763,7 +766,10 @@ impl<'a, H: Hooks> Converter<'a, H> {
     pub fn absolute(&self, href: &str) -> String {
         let href = href.trim();
         match &self.base {
-            Some(b) => b.join(href).map(String::from).unwrap_or_else(|_| href.to_string()),
+            Some(b) => b
+                .join(href)
+                .map(String::from)
+                .unwrap_or_else(|_| href.to_string()),
             None => href.to_string(),
         }
     }
@@ -887,6 +893,10 @@ impl<'a, H: Hooks> Converter<'a, H> {
             }
             _ => {
                 if name == "div" || name == "aside" || name == "section" {
+                    if el.value().attr("role") == Some("doc-footnote") || has_class(el, "footnote")
+                    {
+                        return self.footnote(el, out);
+                    }
                     if is_admonition(el) {
                         return self.admonition(el, out);
                     }
@@ -930,7 +940,13 @@ impl<'a, H: Hooks> Converter<'a, H> {
         self.emit_heading(level, HeadingText::Element(el), anchor, out);
     }
 
-    fn emit_heading(&mut self, level: u8, text: HeadingText<'_, 'a>, anchor: String, out: &mut Out) {
+    fn emit_heading(
+        &mut self,
+        level: u8,
+        text: HeadingText<'_, 'a>,
+        anchor: String,
+        out: &mut Out,
+    ) {
         let mut sub = Out::default();
         self.inline_only += 1;
         match text {
@@ -1044,7 +1060,10 @@ impl<'a, H: Hooks> Converter<'a, H> {
             return;
         }
         let href = el.value().attr("href").map(str::trim).unwrap_or("");
-        if href.is_empty() || href.to_ascii_lowercase().starts_with("javascript:") || self.in_link > 0 {
+        if href.is_empty()
+            || href.to_ascii_lowercase().starts_with("javascript:")
+            || self.in_link > 0
+        {
             return self.children(el, out);
         }
         let url = self.absolute(href);
@@ -1094,7 +1113,11 @@ impl<'a, H: Hooks> Converter<'a, H> {
         let Some(src) = src.filter(|s| !s.trim().is_empty()) else {
             return;
         };
-        let label = collapse_ws(e.attr("aria-label").or_else(|| e.attr("title")).unwrap_or(""));
+        let label = collapse_ws(
+            e.attr("aria-label")
+                .or_else(|| e.attr("title"))
+                .unwrap_or(""),
+        );
         let mut sub = Out::default();
         sub.text(&format!("Video: {label}"), true);
         let mut md = String::new();
@@ -1168,12 +1191,58 @@ impl<'a, H: Hooks> Converter<'a, H> {
         self.container(el, out, label)
     }
 
+    /// `[1] text` for a footnote (Sphinx/docutils: `span.label`, back-references dropped).
+    fn footnote(&mut self, el: ElementRef<'a>, out: &mut Out) {
+        let is_label = |c: ElementRef<'_>| has_class(c, "label") || has_class(c, "fn-label");
+        let label: String = el
+            .child_elements()
+            .find(|c| is_label(*c))
+            .map(|l| collapse_ws(&l.text().collect::<String>()))
+            .unwrap_or_default();
+        let mut sub = Out::default();
+        self.nest += 1;
+        for c in el.children() {
+            if let Some(ce) = ElementRef::wrap(c) {
+                if is_label(ce) || has_class(ce, "backrefs") {
+                    continue;
+                }
+            }
+            self.walk(c, &mut sub);
+        }
+        self.nest -= 1;
+        let body = sub.finish();
+        let mut lab = Out::default();
+        lab.text(&label, true);
+        let lab = lab.finish();
+        let md = match (lab.is_empty(), body.is_empty()) {
+            (true, _) => body,
+            (false, true) => lab,
+            (false, false) if starts_with_paragraph(&body) => format!("{lab} {body}"),
+            (false, false) => format!("{lab}\n\n{body}"),
+        };
+        if self.inline_only > 0 {
+            out.space = true;
+            out.raw(&md.replace('\n', " "));
+            out.space = true;
+            return;
+        }
+        out.block();
+        out.raw(&md);
+        out.block();
+    }
+
     fn line_block(&mut self, el: ElementRef<'a>, out: &mut Out) {
         self.brk(out);
         let mut first = true;
         for line in el.child_elements() {
-            if !first && self.inline_only == 0 {
-                out.hard_break = true;
+            if !first {
+                if self.in_table > 0 {
+                    out.raw("<br>");
+                } else if self.inline_only > 0 {
+                    out.space = true;
+                } else {
+                    out.hard_break = true;
+                }
             }
             first = false;
             if has_class(line, "line-block") {
@@ -1203,7 +1272,13 @@ impl<'a, H: Hooks> Converter<'a, H> {
             .map(|tl| {
                 tl.descendent_elements()
                     .filter(|t| t.value().attr("role") == Some("tab"))
-                    .map(|t| (t.value().id(), t.value().attr("aria-controls"), plain_text(t)))
+                    .map(|t| {
+                        (
+                            t.value().id(),
+                            t.value().attr("aria-controls"),
+                            plain_text(t),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -1212,7 +1287,10 @@ impl<'a, H: Hooks> Converter<'a, H> {
             let label = tabs
                 .iter()
                 .find(|(id, _, _)| id.is_some() && *id == p.attr("aria-labelledby"))
-                .or_else(|| tabs.iter().find(|(_, ctl, _)| ctl.is_some() && *ctl == p.id()))
+                .or_else(|| {
+                    tabs.iter()
+                        .find(|(_, ctl, _)| ctl.is_some() && *ctl == p.id())
+                })
                 .or_else(|| tabs.get(i))
                 .map(|(_, _, l)| l.as_str())
                 .unwrap_or("");
@@ -1610,7 +1688,9 @@ pub fn meta_description(doc: &Html) -> Option<String> {
     })
 }
 
-const ABBREVIATIONS: &[&str] = &["e.g", "i.e", "etc", "vs", "cf", "approx", "Dr", "Mr", "Mrs", "No", "Fig"];
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "cf", "approx", "Dr", "Mr", "Mrs", "No", "Fig",
+];
 
 /// First sentence of `text`, cut to at most `max` characters (on a word boundary, with `…`).
 pub fn first_sentence(text: &str, max: usize) -> String {
@@ -1621,7 +1701,13 @@ pub fn first_sentence(text: &str, max: usize) -> String {
         if !matches!(c, '.' | '!' | '?') {
             continue;
         }
-        let after = i + c.len_utf8();
+        let mut after = i + c.len_utf8();
+        while let Some(q) = text[after..].chars().next() {
+            if !matches!(q, '”' | '’' | '"' | '\'' | ')' | ']' | '»') {
+                break;
+            }
+            after += q.len_utf8();
+        }
         if after < bytes.len() && bytes[after] != b' ' {
             continue;
         }
@@ -1648,10 +1734,7 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let budget = max.saturating_sub(1);
-    let cut = s
-        .char_indices()
-        .nth(budget)
-        .map_or(s.len(), |(i, _)| i);
+    let cut = s.char_indices().nth(budget).map_or(s.len(), |(i, _)| i);
     let head = &s[..cut];
     let head = match head.rfind(' ') {
         Some(p) if p > budget / 2 => &head[..p],
@@ -1668,10 +1751,11 @@ pub fn description_from_paragraphs(
     accept: impl Fn(ElementRef<'_>) -> bool,
     max: usize,
 ) -> String {
+    let substantial = |t: &String| t.chars().filter(|c| c.is_alphanumeric()).count() >= 3;
     root.select(&SEL_P)
         .filter(|p| accept(*p))
         .map(plain_text)
-        .find(|t| t.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+        .find(substantial)
         .map(|t| first_sentence(&t, max))
         .unwrap_or_default()
 }
@@ -1685,8 +1769,10 @@ pub fn in_aside_block(el: ElementRef<'_>, root: ElementRef<'_>) -> bool {
         }
         if let Some(e) = ElementRef::wrap(n) {
             let name = e.value().name();
-            if matches!(name, "li" | "td" | "th" | "blockquote" | "dd" | "dt" | "figure" | "table")
-                || is_admonition(e)
+            if matches!(
+                name,
+                "li" | "td" | "th" | "blockquote" | "dd" | "dt" | "figure" | "table"
+            ) || is_admonition(e)
                 || is_boilerplate(e.value())
             {
                 return true;
@@ -1721,9 +1807,8 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
         conv.skip(h);
     }
     let converted = conv.convert(root);
-    let description = meta_description(&doc).unwrap_or_else(|| {
-        description_from_paragraphs(root, |p| !in_aside_block(p, root), 200)
-    });
+    let description = meta_description(&doc)
+        .unwrap_or_else(|| description_from_paragraphs(root, |p| !in_aside_block(p, root), 200));
     if title.is_empty() && converted.markdown.is_empty() {
         return Err(NormalizeError::NoContent {
             url: public_url.to_string(),
@@ -1767,8 +1852,10 @@ mod tests {
 
     #[test]
     fn nested_lists() {
-        let c = md("<ul><li>one<ul><li>one.a</li><li>one.b<ol><li>deep</li></ol></li></ul></li>\
-             <li><p>two</p></li></ul><ol start=\"9\"><li>nine</li><li>ten</li></ol>");
+        let c = md(
+            "<ul><li>one<ul><li>one.a</li><li>one.b<ol><li>deep</li></ol></li></ul></li>\
+             <li><p>two</p></li></ul><ol start=\"9\"><li>nine</li><li>ten</li></ol>",
+        );
         assert_eq!(
             c.markdown,
             "- one\n  - one.a\n  - one.b\n    1. deep\n- two\n\n9. nine\n10. ten"
@@ -1792,9 +1879,11 @@ mod tests {
 
     #[test]
     fn admonition_keeps_label() {
-        let c = md(r#"<div class="admonition note"><p class="admonition-title">Note</p>
+        let c = md(
+            r#"<div class="admonition note"><p class="admonition-title">Note</p>
 <p>Mind the <code>gap</code>.</p><p>Second.</p></div>
-<div class="callout callout-warning" role="note"><p>No title here.</p></div>"#);
+<div class="callout callout-warning" role="note"><p>No title here.</p></div>"#,
+        );
         assert_eq!(
             c.markdown,
             "> **Note:** Mind the `gap`.\n>\n> Second.\n\n> **Warning:** No title here."
@@ -1803,8 +1892,10 @@ mod tests {
 
     #[test]
     fn relative_links_and_images_become_absolute() {
-        let c = md(r##"<p>See <a href="../api/errors.html#codes">error <strong>codes</strong></a>,
-<a href="/v3.2/cli">the CLI</a>, <a href="#local">here</a> and <img src="img/a.png" alt="A [x]"></p>"##);
+        let c = md(
+            r##"<p>See <a href="../api/errors.html#codes">error <strong>codes</strong></a>,
+<a href="/v3.2/cli">the CLI</a>, <a href="#local">here</a> and <img src="img/a.png" alt="A [x]"></p>"##,
+        );
         assert_eq!(
             c.markdown,
             "See [error **codes**](https://example.com/docs/api/errors.html#codes), \
@@ -1816,17 +1907,21 @@ mod tests {
 
     #[test]
     fn headings_ids_and_permalinks() {
-        let c = md(r##"<section id="intro"><span id="doc-intro"></span><h2>Intro<a class="headerlink" href="#intro">¶</a></h2>
-<p>x</p><h3>No id</h3><h3 id="own">Own <a class="heading-anchor" href="#own">#</a></h3></section>"##);
+        let c = md(
+            r##"<section id="intro"><span id="doc-intro"></span><h2>Intro<a class="headerlink" href="#intro">¶</a></h2>
+<p>x</p><h3>No id</h3><h3 id="own">Own <a class="heading-anchor" href="#own">#</a></h3></section>"##,
+        );
         assert_eq!(c.markdown, "## Intro\n\nx\n\n### No id\n\n### Own");
         assert_eq!(c.heading_ids, vec!["intro", "doc-intro", "own"]);
     }
 
     #[test]
     fn drops_chrome_and_escapes() {
-        let c = md(r#"<nav>menu</nav><script>x()</script><div class="feedback-widget">Was this helpful?</div>
+        let c = md(
+            r#"<nav>menu</nav><script>x()</script><div class="feedback-widget">Was this helpful?</div>
 <p># not a heading, 2 * 3 and snake_case and _private and &lt;div&gt;</p><button>Copy</button>
-<pre><code class="language-rust">let a = "```";</code></pre>"#);
+<pre><code class="language-rust">let a = "```";</code></pre>"#,
+        );
         assert_eq!(
             c.markdown,
             "\\# not a heading, 2 * 3 and snake_case and \\_private and \\<div>\n\n````rust\nlet a = \"```\";\n````"
@@ -1835,15 +1930,23 @@ mod tests {
 
     #[test]
     fn definition_list_and_quote() {
-        let c = md("<dl><dt>term<span class=\"colon\">:</span></dt><dd><p>meaning</p></dd></dl>\
-             <blockquote><p>quoted</p><ul><li>item</li></ul></blockquote>");
+        let c = md(
+            "<dl><dt>term<span class=\"colon\">:</span></dt><dd><p>meaning</p></dd></dl>\
+             <blockquote><p>quoted</p><ul><li>item</li></ul></blockquote>",
+        );
         assert_eq!(c.markdown, "**term:**\n: meaning\n\n> quoted\n>\n> - item");
     }
 
     #[test]
     fn first_sentence_rules() {
-        assert_eq!(first_sentence("Use e.g. this. Then that.", 200), "Use e.g. this.");
-        assert_eq!(first_sentence("Version 3.5 is out! Yes.", 200), "Version 3.5 is out!");
+        assert_eq!(
+            first_sentence("Use e.g. this. Then that.", 200),
+            "Use e.g. this."
+        );
+        assert_eq!(
+            first_sentence("Version 3.5 is out! Yes.", 200),
+            "Version 3.5 is out!"
+        );
         let long = "word ".repeat(80);
         let s = first_sentence(&long, 200);
         assert!(s.chars().count() <= 200 && s.ends_with('…'));

@@ -32,7 +32,7 @@ impl Hooks for LeapviewHooks {
         let chrome = el.value().classes().any(|c| {
             matches!(
                 c,
-                "doc-footer" | "version-banner" | "toc-container" | "table-of-contents" | "badge"
+                "doc-footer" | "version-banner" | "toc-container" | "table-of-contents"
             )
         });
         if chrome {

@@ -790,7 +790,7 @@ fn parse_tag(src: &str, pos: usize) -> Option<(ParsedTag, usize)> {
         return (b.get(p) == Some(&b'>')).then(|| (ParsedTag::Close(name), p + 1));
     }
     let mut attrs = Vec::new();
-    let limit = (pos + 50_000).min(b.len());
+    let limit = (pos + 1_000_000).min(b.len());
     loop {
         while p < limit && b[p].is_ascii_whitespace() {
             p += 1;
@@ -856,7 +856,7 @@ fn skip_balanced(src: &str, open: usize) -> Option<usize> {
     let b = src.as_bytes();
     let mut depth = 0usize;
     let mut p = open;
-    let limit = (open + 200_000).min(b.len());
+    let limit = (open + 1_000_000).min(b.len());
     while p < limit {
         match b[p] {
             b'{' => depth += 1,
@@ -1132,7 +1132,9 @@ fn hang(marker: &str, body: &str) -> String {
     format!("{marker}{first}\n{}", indent(&rest.join("\n"), n))
 }
 
-/// Remove leading blank lines and trailing whitespace.
+/// Remove leading blank lines and trailing whitespace, and the spacing before
+/// the first line (text that followed its opening tag on the same line) unless
+/// that line opens a fence, whose indentation matters for its content.
 fn trim_block(s: &str) -> String {
     let mut start = 0;
     for line in s.split_inclusive('\n') {
@@ -1142,7 +1144,13 @@ fn trim_block(s: &str) -> String {
             break;
         }
     }
-    s[start..].trim_end().to_string()
+    let body = s[start..].trim_end();
+    let first = body.lines().next().unwrap_or("");
+    if fence_opener(first.trim_start()).is_some() {
+        body.to_string()
+    } else {
+        body.trim_start_matches([' ', '\t']).to_string()
+    }
 }
 
 /// Collapse all whitespace runs to one space.
@@ -1237,7 +1245,7 @@ impl Renderer<'_> {
                 Node::Elem(e) => {
                     match self.render_elem(e) {
                         Out::Inline(s) => out.push_str(&s),
-                        Out::Block(s) => push_block(&mut out, &s),
+                        Out::Block(s) => push_block(&mut out, &s, e.line_start),
                         Out::Break => {
                             let line = out.rsplit('\n').next().unwrap_or("");
                             if line.trim_start().starts_with('|') {
@@ -1317,6 +1325,7 @@ impl Renderer<'_> {
                     _ => Out::Inline(text),
                 }
             }
+            "code" if e.has_class("tsd-tag") => Out::Inline(format!("{} ", code_span(&self.plain(&e.children)))),
             "code" | "kbd" | "samp" | "tt" | "var" => Out::Inline(code_span(&collapse_ws(&self.plain(&e.children)))),
             "pre" => {
                 let code = self.plain(&e.children);
@@ -1396,6 +1405,12 @@ impl Renderer<'_> {
                 let code = self.plain(&e.children);
                 block_or_nothing(fenced("typescript", code.trim()))
             }
+            "div" if e.attr("data-typedoc-h").is_some() && !e.has_class("tsd-anchor-link") => {
+                match self.inline(&e.children) {
+                    t if t.is_empty() => Out::Nothing,
+                    t => Out::Block(format!("**{t}**")),
+                }
+            }
             "div" if e.has_class("tsd-anchor-link") => {
                 let t = collapse_ws(&self.plain(&e.children));
                 if t.is_empty() {
@@ -1407,6 +1422,9 @@ impl Renderer<'_> {
             "span" | "sup" | "sub" | "small" | "mark" | "u" | "ins" | "abbr" | "time" | "q" | "label" | "font" => {
                 Out::Inline(self.render_nodes(&e.children, false))
             }
+            // Block-level HTML is a block wherever its tag sits.
+            "div" | "p" | "section" | "article" | "aside" | "header" | "footer" | "main" | "nav" | "figure"
+            | "center" | "dl" | "dd" => block_or_nothing(self.block(&e.children)),
             _ => self.unwrap(e),
         }
     }
@@ -1535,15 +1553,16 @@ pub(crate) fn callout(label: &str, body: &str) -> String {
 }
 
 /// Place a rendered block at the column of the line it starts on, with blank
-/// lines around it.
-fn push_block(out: &mut String, block: &str) {
+/// lines around it. Whitespace before a tag that does not open its source line
+/// is spacing between tags, not indentation.
+fn push_block(out: &mut String, block: &str, tag_opens_line: bool) {
     if block.trim().is_empty() {
         return;
     }
     let line_begin = out.rfind('\n').map_or(0, |i| i + 1);
     let cur = &out[line_begin..];
     let col = if cur.trim().is_empty() {
-        let w = cur.len();
+        let w = if tag_opens_line { cur.len() } else { 0 };
         out.truncate(line_begin);
         w
     } else {
@@ -1560,8 +1579,13 @@ fn push_block(out: &mut String, block: &str) {
     out.push_str("\n\n");
 }
 
+/// The indentation to strip from sibling nodes: the least indentation of their
+/// text lines (fences count only when there is no text: MDX does not care
+/// where a fence sits, and sources often leave fences at column 0 inside
+/// indented components).
 fn common_indent(nodes: &[Node], at_line_start: bool) -> usize {
     let mut min = usize::MAX;
+    let mut fence_min = usize::MAX;
     let mut at_ls = at_line_start;
     for (i, node) in nodes.iter().enumerate() {
         match node {
@@ -1593,10 +1617,13 @@ fn common_indent(nodes: &[Node], at_line_start: bool) -> usize {
                 at_ls = false;
             }
             Node::Fence(f) => {
-                min = min.min(leading_ws(f));
+                fence_min = fence_min.min(leading_ws(f));
                 at_ls = true;
             }
         }
+    }
+    if min == usize::MAX {
+        min = fence_min;
     }
     if min == usize::MAX {
         0
@@ -1794,9 +1821,13 @@ fn resolve(base: &url::Url, href: &str) -> String {
         return href.to_string();
     }
     let abs = if SCHEME.is_match(href) {
-        match url::Url::parse(href) {
-            Ok(u) => u,
-            Err(_) => return href.to_string(),
+        // Absolute already: only same-host `.md` alternates change.
+        let same_host_md = url::Url::parse(href)
+            .ok()
+            .filter(|u| u.host_str() == base.host_str() && u.path().ends_with(".md"));
+        match same_host_md {
+            Some(u) => u,
+            None => return href.to_string(),
         }
     } else {
         match base.join(href) {

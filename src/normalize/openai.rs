@@ -86,6 +86,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         }
         "PricingCard" => block_or_nothing(pricing_card(r, e)),
         "ModelDetails" => block_or_nothing(model_details(e)),
+        "CodexPlanFeatureMatrix" => block_or_nothing(feature_matrix(r, e)),
         "ToggleSection" => block_or_nothing(titled(&e.attr("title").unwrap_or_default(), &r.block(&e.children))),
         "ElevatedRiskBadge" => Out::Nothing,
         _ => return None,
@@ -235,6 +236,55 @@ fn pricing_card(r: &Renderer, e: &Elem) -> String {
         (false, true) => format!("- {head}"),
         (false, false) => format!("- {head}\n\n{}", indent(&body, 2)),
     }
+}
+
+/// Plan × feature availability (an empty widget on the page; the data is in
+/// the props): one table per feature section.
+fn feature_matrix(r: &Renderer, e: &Elem) -> String {
+    let Some(data) = options(r, e, "data") else {
+        return String::new();
+    };
+    let plans: Vec<(String, String)> = data
+        .get("plans")
+        .map(rows)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| Some((p.str_of("id")?, p.str_of("label").or_else(|| p.str_of("shortLabel"))?)))
+        .collect();
+    if plans.is_empty() {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    for section in data.get("sections").map(rows).unwrap_or_default() {
+        let mut table = format!(
+            "| Feature | {} |\n|{}",
+            plans.iter().map(|(_, l)| table_cell(l)).collect::<Vec<_>>().join(" | "),
+            " --- |".repeat(plans.len() + 1)
+        );
+        let mut any = false;
+        for f in section.get("features").map(rows).unwrap_or_default() {
+            let Some(name) = f.str_of("name") else { continue };
+            any = true;
+            let name = match f.str_of("href") {
+                Some(h) => format!("[{name}]({h})"),
+                None => name,
+            };
+            let cells: Vec<String> = plans
+                .iter()
+                .map(|(id, _)| {
+                    let v = f.get("availability").and_then(|a| a.get(id));
+                    let text = v.and_then(Js::text).or_else(|| v.and_then(|v| v.str_of("label"))).unwrap_or_default();
+                    table_cell(&text)
+                })
+                .collect();
+            table.push_str(&format!("\n| {} | {} |", table_cell(&name), cells.join(" | ")));
+        }
+        if any {
+            let title = section.str_of("title").map(|t| format!("**{t}**\n\n")).unwrap_or_default();
+            out.push(format!("{title}{table}"));
+        }
+    }
+    out.join("\n\n")
 }
 
 /// A model card: the live page shows the name as an `h3` with id

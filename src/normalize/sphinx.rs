@@ -81,7 +81,10 @@ impl Hooks for SphinxHooks {
                     self.last_member_anchor = id.to_string();
                 }
                 let mut text = html::plain_text(el);
-                if e.has_class("classref-enumeration", scraper::CaseSensitivity::CaseSensitive) {
+                if e.has_class(
+                    "classref-enumeration",
+                    scraper::CaseSensitivity::CaseSensitive,
+                ) {
                     let t = text.trim_end_matches([':', ' ']).len();
                     text.truncate(t);
                 }
@@ -162,11 +165,17 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
     let description = html::meta_description(&doc)
         .map(|d| html::truncate_chars(&d, 200))
         .unwrap_or_else(|| {
-            html::description_from_paragraphs(
+            let d = html::description_from_paragraphs(
                 root,
                 |p| !is_label_paragraph(p) && !html::in_aside_block(p, root),
                 200,
-            )
+            );
+            if d.is_empty() {
+                // Pages that open with a list: take its first item's text.
+                html::description_from_paragraphs(root, |p| !is_label_paragraph(p), 200)
+            } else {
+                d
+            }
         });
     if title.is_empty() && converted.markdown.is_empty() {
         return Err(NormalizeError::NoContent {
@@ -198,8 +207,11 @@ mod tests {
 
     #[test]
     fn title_description_body() {
-        let n = normalize(PAGE, "https://docs.godotengine.org/en/stable/tutorials/thing.html")
-            .expect("normalizes");
+        let n = normalize(
+            PAGE,
+            "https://docs.godotengine.org/en/stable/tutorials/thing.html",
+        )
+        .expect("normalizes");
         assert_eq!(n.title, "Thing");
         assert_eq!(n.description, "Things are nice, e.g. this one.");
         assert_eq!(
@@ -226,7 +238,11 @@ mod tests {
         );
         assert_eq!(
             n.heading_ids,
-            vec!["method-descriptions", "class-node-method-add-child", "class-node-method-add-child"]
+            vec![
+                "method-descriptions",
+                "class-node-method-add-child",
+                "class-node-method-add-child"
+            ]
         );
     }
 }

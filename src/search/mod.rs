@@ -1,6 +1,7 @@
 //! The query engine over loaded artifacts: what the tools answer from.
 
 pub mod agent_docs;
+pub mod leapview;
 pub mod rank;
 pub mod read_section;
 pub mod types;
@@ -112,6 +113,8 @@ pub struct PageRef<'a> {
 #[derive(Default)]
 pub struct Library {
     pub sources: Vec<LoadedSource>,
+    /// The LeapView version `docs_search` answers for; the newest when unset.
+    pub leapview_version: Option<String>,
 }
 
 /// The library a server answers from; replaced whole when a newer artifact is

@@ -15,6 +15,7 @@
 //!   is given; an unknown fragment is ignored.
 //! - The page title as heading reads the whole page when no section bears that
 //!   name.
+//! - `offset` pages `text` only; an outline is never paged.
 
 use crate::model::Section;
 use crate::search::types::{ReadSectionArgs, ReadSectionResult};
@@ -151,7 +152,8 @@ impl Block<'_> {
             }
             let t = t.trim_end();
             if !t.is_empty() {
-                out.push('\n');
+                // The sectioner cuts parts at paragraph boundaries.
+                out.push_str("\n\n");
                 out.push_str(t);
             }
         }
@@ -680,6 +682,7 @@ mod tests {
         };
         Library {
             sources: vec![LoadedSource::new(manifest, vec![page, flat], sections)],
+            ..Default::default()
         }
     }
 
@@ -754,7 +757,7 @@ mod tests {
     fn parts_join_and_title_reads_the_page() {
         let l = lib();
         let r = read_section(&l, &args(URL, Some("long"))).unwrap();
-        assert_eq!(r.text, "## Long\n\npart one\npart two");
+        assert_eq!(r.text, "## Long\n\npart one\n\npart two");
         let r = read_section(&l, &args(URL, Some("Hooks"))).unwrap();
         assert!(r.text.starts_with("Hooks run commands.\n\n## Events"));
         assert!(r.text.ends_with("second"));

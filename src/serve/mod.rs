@@ -1,7 +1,7 @@
 //! MCP query server (stdio and Streamable HTTP).
 //!
 //! [`DocsServer`] implements `rmcp::ServerHandler` by hand so `tools/list`
-//! shows the seed schemas byte for byte (no derive-generated schemas). Each
+//! shows the seed schemas field for field (no derive-generated schemas). Each
 //! call takes the library the [`LibraryHandle`] holds at that moment, so a
 //! reload swaps it under running sessions without a restart.
 //!
