@@ -96,7 +96,25 @@ pub async fn build_version(
     let cb = opts.progress.clone();
     let (sid, vl) = (source.id.clone(), version.label.clone());
     let progress: Progress = Arc::new(move |d, t| cb(&sid, &vl, d, t));
-    let crawled = crawl::crawl_version(source, version, fetcher, &validators, progress).await?;
+    // The journal of an interrupted build of this version, if any.
+    let journal_dir = opts
+        .out
+        .join(&source.id)
+        .join(&version.label)
+        .join(".journal");
+    let journal = Arc::new(
+        crawl::journal::Journal::open(&journal_dir)
+            .map_err(|e| BuildError::Other(format!("{}: {e}", journal_dir.display())))?,
+    );
+    let crawled = crawl::crawl_version(
+        source,
+        version,
+        fetcher,
+        &validators,
+        Some(journal.clone()),
+        progress,
+    )
+    .await?;
 
     let slug = source.slug.unwrap_or(SlugStyle::Github);
     let mut pages: Vec<Page> = Vec::new();
@@ -168,6 +186,12 @@ pub async fn build_version(
     } else {
         Some(artifact::write(&opts.out, &meta, &pages, &sections, &crawled.outcomes)?)
     };
+    if dir.is_some() {
+        // The artifact holds everything the journal did.
+        if let Ok(j) = Arc::try_unwrap(journal) {
+            let _ = j.remove();
+        }
+    }
     Ok(VersionReport {
         source: source.id.clone(),
         version: version.label.clone(),

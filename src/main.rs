@@ -12,6 +12,7 @@ use docsnap::build::{self, BuildOptions};
 use docsnap::config::Config;
 use docsnap::search::types::{ResponseFormat, SearchDocsArgs};
 use docsnap::search::Library;
+use docsnap::serve::ToolFamily;
 
 #[derive(Parser)]
 #[command(name = "docsnap", version, about = "Versioned documentation snapshots and an MCP search server for coding agents")]
@@ -63,6 +64,13 @@ enum Cmd {
         /// Extra allowed Origin for HTTP requests (repeatable).
         #[arg(long = "allow-origin")]
         allow_origins: Vec<String>,
+        /// Tool families to offer, e.g. `agent-docs,godot,leapview`
+        /// (default: every family with a loaded artifact).
+        #[arg(long)]
+        tools: Option<String>,
+        /// LeapView version docs_search answers for (default: the newest loaded).
+        #[arg(long)]
+        leapview_version: Option<String>,
     },
     /// Search the newest artifacts, as search_docs would.
     Search {
@@ -87,7 +95,7 @@ fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("DOCSNAP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tantivy=warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tantivy=warn,rmcp=warn")),
         )
         .with_target(false)
         .init();
@@ -131,12 +139,28 @@ fn run(cli: Cli) -> Result<i32> {
             artifacts,
             token,
             allow_origins,
+            tools,
+            leapview_version,
         } => {
-            let lib = load_library(&artifacts)?;
+            let mut lib = load_library(&artifacts)?;
+            if let Some(v) = &leapview_version {
+                if !lib
+                    .sources
+                    .iter()
+                    .any(|s| s.manifest.product == "leapview" && &s.manifest.version == v)
+                {
+                    bail!("--leapview-version {v}: no LeapView {v} artifact under `{}`", artifacts.display());
+                }
+            }
+            lib.leapview_version = leapview_version;
+            let families = match &tools {
+                Some(t) => ToolFamily::parse_list(t).map_err(anyhow::Error::msg)?,
+                None => docsnap::serve::families_for(&lib),
+            };
             let handle = Arc::new(RwLock::new(Arc::new(lib)));
             let rt = runtime()?;
             if stdio {
-                rt.block_on(docsnap::serve::serve_stdio(handle))?;
+                rt.block_on(docsnap::serve::serve_stdio_with(handle, &families))?;
             } else if let Some(addr) = http {
                 let opts = docsnap::serve::HttpOptions {
                     bind: addr
@@ -144,6 +168,7 @@ fn run(cli: Cli) -> Result<i32> {
                         .with_context(|| format!("--http `{addr}` is not HOST:PORT"))?,
                     token,
                     allowed_origins: allow_origins,
+                    tools: families,
                     ..Default::default()
                 };
                 rt.block_on(docsnap::serve::serve_http(handle, opts))?;

@@ -6,6 +6,7 @@
 
 pub mod discover;
 pub mod fetch;
+pub mod journal;
 pub mod links;
 pub mod robots;
 
@@ -57,6 +58,8 @@ pub struct CrawlStats {
     pub broken_links: u64,
     pub skipped_scope: u64,
     pub skipped_robots: u64,
+    /// URLs taken from the journal of an interrupted build, not fetched again.
+    pub resumed: u64,
     pub duplicates: u64,
 }
 
@@ -105,6 +108,7 @@ pub async fn crawl_version(
     version: &VersionSpec,
     fetcher: Arc<Fetcher>,
     previous: &BTreeMap<String, Validators>,
+    journal: Option<Arc<journal::Journal>>,
     progress: Progress,
 ) -> Result<CrawlOutput, CrawlError> {
     let scope = Arc::new(ScopeCheck::new(version));
@@ -222,11 +226,25 @@ pub async fn crawl_version(
             let prefer_md = source.prefer_markdown;
             let root = root.clone();
             let robots = robots.clone();
+            let journal = journal.clone();
             in_flight.push(async move {
                 let path = c
                     .path
                     .clone()
                     .unwrap_or_else(|| relative_path(&root, &public));
+                // Finished by an earlier, interrupted run: not fetched again.
+                if let Some((e, body)) = journal.as_ref().and_then(|j| j.get(&public)) {
+                    let f = fetch::Fetched {
+                        status: e.status,
+                        final_url: e.final_url,
+                        body,
+                        content_type: e.content_type,
+                        etag: e.etag,
+                        last_modified: e.last_modified,
+                        attempts: 0,
+                    };
+                    return (e.fetched, public, c, path, depth, Ok(Ok(f)));
+                }
                 if let Err(why) = robots.allowed(&fetch_url).await {
                     return (fetch_url, public, c, path, depth, Err(why));
                 }
@@ -266,6 +284,27 @@ pub async fn crawl_version(
                 continue;
             }
         };
+        if let (Some(j), Ok(f)) = (&journal, &r) {
+            if f.attempts > 0 && matches!(f.status, 200 | 304 | 404 | 410) {
+                let e = journal::Entry {
+                    url: public.clone(),
+                    fetched: fetched_url.clone(),
+                    final_url: f.final_url.clone(),
+                    status: f.status,
+                    attempts: f.attempts,
+                    content_type: f.content_type.clone(),
+                    etag: f.etag.clone(),
+                    last_modified: f.last_modified.clone(),
+                    body_sha256: String::new(),
+                };
+                if let Err(err) = j.record(e, &f.body) {
+                    out.warnings.push(format!("crawl journal: cannot record {public}: {err}"));
+                }
+            }
+        }
+        if matches!(&r, Ok(f) if f.attempts == 0) {
+            out.stats.resumed += 1;
+        }
         match r {
             Ok(f) => {
                 let mut o = UrlOutcome {

@@ -14,12 +14,8 @@ use std::sync::LazyLock;
 use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 use serde::{Deserialize, Serialize};
 
-use super::html::{self, Converter, NoHooks, NodeRef};
+use super::html::{self, sel, Converter, NoHooks, NodeRef};
 use super::NormalizeError;
-
-fn sel(css: &str) -> Selector {
-    Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e:?}"))
-}
 
 static SEL_ROOT: LazyLock<Selector> = LazyLock::new(|| sel("div[itemprop=articleBody]"));
 static SEL_H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));

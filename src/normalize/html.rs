@@ -76,14 +76,28 @@ pub trait Hooks {
 pub struct NoHooks;
 impl Hooks for NoHooks {}
 
-fn sel(css: &str) -> Selector {
+/// Compile a built-in selector (for `LazyLock` statics).
+pub(crate) fn sel(css: &str) -> Selector {
     // The selectors are literals in this crate; a typo is a programming error.
     Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e:?}"))
 }
 
-static SEL_MAIN: LazyLock<Selector> = LazyLock::new(|| sel("main"));
-static SEL_ARTICLE: LazyLock<Selector> = LazyLock::new(|| sel("article"));
-static SEL_ROLE_MAIN: LazyLock<Selector> = LazyLock::new(|| sel("[role=main]"));
+/// Generic content roots, most specific first.
+static SEL_ROOTS: LazyLock<Vec<Selector>> = LazyLock::new(|| {
+    [
+        "main article",
+        "main",
+        "[role=main]",
+        "#content-area",
+        "article",
+        "#content",
+        "body",
+    ]
+    .into_iter()
+    .map(sel)
+    .collect()
+});
+#[cfg(test)]
 static SEL_BODY: LazyLock<Selector> = LazyLock::new(|| sel("body"));
 static SEL_H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));
 static SEL_TITLE: LazyLock<Selector> = LazyLock::new(|| sel("head > title"));
@@ -247,19 +261,22 @@ fn needs_escape(
     in_link: bool,
     rest: &str,
 ) -> bool {
-    let ws = |x: Option<char>| x.is_none_or(char::is_whitespace);
+    // A missing `next` is an element boundary: unknown, so treated as neither space nor word.
+    let ws_prev = prev.is_none_or(char::is_whitespace);
+    let ws_next = next.is_some_and(char::is_whitespace);
     let alnum = |x: Option<char>| x.is_some_and(char::is_alphanumeric);
     match c {
         '\\' => next.is_none_or(|n| n.is_ascii_punctuation()),
         '`' => true,
-        '*' => line_start || !(ws(prev) && ws(next)),
-        '_' => !((alnum(prev) && alnum(next)) || (ws(prev) && ws(next))),
-        '~' => line_start || !(ws(prev) && ws(next)),
+        '*' => line_start || !(ws_prev && ws_next),
+        '_' => !((alnum(prev) && alnum(next)) || (ws_prev && ws_next)),
+        '~' => line_start || !(ws_prev && ws_next),
         '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
-        '[' | ']' => in_link,
+        '[' => in_link,
+        ']' => in_link || matches!(next, Some('(' | '[')),
         '&' => looks_like_entity(rest),
         '#' | '>' => line_start,
-        '-' | '+' => line_start && (ws(next) || next == Some(c)),
+        '-' | '+' => line_start && (next.is_none_or(char::is_whitespace) || next == Some(c)),
         '=' => line_start,
         _ => false,
     }
@@ -361,6 +378,17 @@ const DROP_CLASSES: &[&str] = &[
 
 const DROP_CLASS_PREFIXES: &[&str] = &["cookie", "feedback", "consent"];
 
+/// Id prefixes of chrome containers (Mintlify and similar generators mark them by id).
+const DROP_IDS: &[&str] = &[
+    "sidebar",
+    "navbar",
+    "table-of-contents",
+    "footer",
+    "pagination",
+    "cookie",
+    "feedback",
+];
+
 /// Chrome that never belongs to page content, whatever the site.
 pub fn is_boilerplate(el: &scraper::node::Element) -> bool {
     if DROP_TAGS.contains(&el.name()) {
@@ -377,6 +405,12 @@ pub fn is_boilerplate(el: &scraper::node::Element) -> bool {
         role,
         Some("navigation" | "search" | "banner" | "contentinfo" | "dialog" | "alertdialog")
     ) {
+        return true;
+    }
+    if el
+        .id()
+        .is_some_and(|id| DROP_IDS.iter().any(|d| id.starts_with(d)))
+    {
         return true;
     }
     el.classes()
@@ -398,7 +432,9 @@ fn is_permalink(el: ElementRef<'_>) -> bool {
     }
     let mut t = String::new();
     for piece in el.text() {
-        t.push_str(piece.trim());
+        t.push_str(piece.trim_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{feff}')
+        }));
         if t.len() > 8 {
             return false;
         }
@@ -1783,14 +1819,15 @@ pub fn in_aside_block(el: ElementRef<'_>, root: ElementRef<'_>) -> bool {
     false
 }
 
-/// Generic page: content from `<main>`, else `<article>`, else `[role=main]`, else `<body>`.
+/// Generic page: content from `main article`, else `<main>`, `[role=main]`, `#content-area`,
+/// `<article>`, `#content`, and `<body>` as the last resort.
 ///
 /// Title is the first `<h1>` of the content (left out of the body), else `<title>`;
 /// description is the meta description, else the first sentence of the first paragraph.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = [&*SEL_MAIN, &*SEL_ARTICLE, &*SEL_ROLE_MAIN, &*SEL_BODY]
-        .into_iter()
+    let root = SEL_ROOTS
+        .iter()
         .find_map(|s| doc.select(s).next())
         .ok_or_else(|| NormalizeError::NoContent {
             url: public_url.to_string(),

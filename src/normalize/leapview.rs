@@ -12,12 +12,8 @@ use std::sync::LazyLock;
 
 use scraper::{ElementRef, Html, Selector};
 
-use super::html::{self, Action, Converter, Hooks};
+use super::html::{self, sel, Action, Converter, Hooks};
 use super::{NormalizeError, Normalized};
-
-fn sel(css: &str) -> Selector {
-    Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e:?}"))
-}
 
 static SEL_ROOTS: LazyLock<[Selector; 3]> =
     LazyLock::new(|| [sel("article.doc-article"), sel("main article"), sel("main")]);

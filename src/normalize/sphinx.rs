@@ -15,12 +15,8 @@ use std::sync::LazyLock;
 
 use scraper::{ElementRef, Html, Selector};
 
-use super::html::{self, Action, Converter, Hooks};
+use super::html::{self, sel, Action, Converter, Hooks};
 use super::{NormalizeError, Normalized};
-
-fn sel(css: &str) -> Selector {
-    Selector::parse(css).unwrap_or_else(|e| panic!("invalid built-in selector {css:?}: {e:?}"))
-}
 
 static SEL_ROOTS: LazyLock<[Selector; 4]> = LazyLock::new(|| {
     [

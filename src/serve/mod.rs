@@ -38,6 +38,23 @@ pub fn current(lib: &LibraryHandle) -> Arc<Library> {
     }
 }
 
+/// The families that have something to answer from: a family is offered when
+/// at least one artifact of its products is loaded.
+pub fn families_for(lib: &Library) -> Vec<ToolFamily> {
+    let has = |f: &dyn Fn(&str) -> bool| lib.sources.iter().any(|s| f(&s.manifest.product));
+    let mut out = Vec::new();
+    if has(&|p| crate::search::types::AGENT_DOCS_PRODUCTS.contains(&p)) {
+        out.push(ToolFamily::AgentDocs);
+    }
+    if has(&|p| p == crate::search::leapview::PRODUCT) {
+        out.push(ToolFamily::Leapview);
+    }
+    if out.is_empty() {
+        out.push(ToolFamily::AgentDocs);
+    }
+    out
+}
+
 /// One MCP server over a library handle; cheap to clone (one per HTTP request).
 #[derive(Clone)]
 pub struct DocsServer {

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::validate::validate_args;
 use crate::search::read_section::read_section;
+use crate::search::leapview::DocsSearchArgs;
 use crate::search::types::{ReadSectionArgs, SearchDocsArgs};
 use crate::search::{Library, ToolError};
 
@@ -39,25 +40,29 @@ pub struct ToolSpec {
 pub enum ToolFamily {
     /// `search_docs`, `read_section` (seed 000): Claude Code, Cursor, Codex, MCP.
     AgentDocs,
+    /// `docs_search` (seed 003): LeapView, one version.
+    Leapview,
 }
 
 /// Families named by the seeds that this build does not serve yet.
-const PLANNED: [&str; 2] = ["godot", "leapview"];
+const PLANNED: [&str; 1] = ["godot"];
 
 impl ToolFamily {
     /// Every family this build can serve.
-    pub const ALL: &'static [ToolFamily] = &[ToolFamily::AgentDocs];
+    pub const ALL: &'static [ToolFamily] = &[ToolFamily::AgentDocs, ToolFamily::Leapview];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
             ToolFamily::AgentDocs => "agent-docs",
+            ToolFamily::Leapview => "leapview",
         }
     }
 
     pub fn tools(self) -> &'static [ToolSpec] {
         match self {
             ToolFamily::AgentDocs => AGENT_DOCS,
+            ToolFamily::Leapview => LEAPVIEW,
         }
     }
 
@@ -140,6 +145,14 @@ const AGENT_DOCS: &[ToolSpec] = &[
         call: |lib, args| typed(args, |a: &ReadSectionArgs| read_section(lib, a)),
     },
 ];
+
+const LEAPVIEW: &[ToolSpec] = &[ToolSpec {
+    name: "docs_search",
+    description: "Search LeapView's version-matched product documentation. Returns ranked, bounded matches with stable document IDs and excerpts. Continue with nextCursor when hasMore is true, or use the optional path prefix to narrow broad searches.",
+    input_schema: include_str!("schemas/docs_search.input.json"),
+    output_schema: include_str!("schemas/docs_search.output.json"),
+    call: |lib, args| typed(args, |a: &DocsSearchArgs| lib.docs_search(a)),
+}];
 
 struct Registered {
     spec: &'static ToolSpec,
@@ -233,7 +246,7 @@ mod tests {
     #[test]
     fn every_schema_parses_and_names_are_unique() {
         let r = ToolRegistry::new(ToolFamily::ALL);
-        assert_eq!(r.names(), ["search_docs", "read_section"]);
+        assert_eq!(r.names(), ["search_docs", "read_section", "docs_search"]);
         for t in r.tools() {
             assert_eq!(t.input_schema.get("type"), Some(&Value::from("object")));
             assert!(t.output_schema.is_some());
