@@ -85,6 +85,18 @@ fn write_jsonl<T: serde::Serialize>(path: &Path, items: &[T]) -> Result<(), Arti
     f.sync_all().map_err(io(path))
 }
 
+/// Serialize records as JSON lines (the bytes `write_jsonl` would write).
+pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for it in items {
+        if let Ok(line) = serde_json::to_vec(it) {
+            out.extend_from_slice(&line);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
 /// Read a JSON-lines file.
 pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, ArtifactError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
@@ -135,13 +147,15 @@ fn sync_dir(dir: &Path) -> Result<(), ArtifactError> {
 }
 
 /// Write a complete artifact under `out` and return its directory. Pages must be
-/// sorted by URL and sections grouped by page in page order.
+/// sorted by URL and sections grouped by page in page order. `extras` are
+/// further files of the artifact (e.g. `classes.jsonl`), named relative to it.
 pub fn write(
     out: &Path,
     meta: &ArtifactMeta,
     pages: &[Page],
     sections: &[Section],
     outcomes: &[UrlOutcome],
+    extras: &[(&str, Vec<u8>)],
 ) -> Result<PathBuf, ArtifactError> {
     let content = content_sha256(pages);
     let (created_at, compact) = now_stamps();
@@ -157,6 +171,12 @@ pub fn write(
         write_jsonl(&tmp.join("pages.jsonl"), pages)?;
         write_jsonl(&tmp.join("sections.jsonl"), sections)?;
         write_jsonl(&tmp.join("crawl.jsonl"), outcomes)?;
+        for (name, bytes) in extras {
+            let p = tmp.join(name);
+            let mut f = std::fs::File::create(&p).map_err(io(&p))?;
+            f.write_all(bytes).map_err(io(&p))?;
+            f.sync_all().map_err(io(&p))?;
+        }
         let idx = tmp.join("index");
         std::fs::create_dir(&idx).map_err(io(&idx))?;
         let page_of = page_of(pages, sections);

@@ -11,12 +11,15 @@ use crate::config::{Config, Source, VersionSpec};
 use crate::crawl::fetch::{FetchOptions, Fetcher, Validators};
 use crate::crawl::{self, CrawlStats, FetchedPage, Progress};
 use crate::model::{Page, Section};
-use crate::normalize;
+use crate::normalize::{self, godot_class, godot_class::GodotClass, BodyKind, Family};
 use crate::section::{self, SlugStyle};
 use crate::util::sha256_hex;
 
+/// The structured class reference of a Godot artifact.
+pub const CLASSES_FILE: &str = "classes.jsonl";
+
 /// Longest section text before it is split into parts (characters).
-pub const MAX_SECTION_CHARS: usize = 4000;
+pub const MAX_SECTION_CHARS: usize = 3200;
 
 /// Options of one build run.
 #[derive(Clone)]
@@ -119,13 +122,15 @@ pub async fn build_version(
     let slug = source.slug.unwrap_or(SlugStyle::Github);
     let mut pages: Vec<Page> = Vec::new();
     let mut sections_by_url: HashMap<String, Vec<Section>> = HashMap::new();
+    let mut classes: Vec<GodotClass> = Vec::new();
     let mut warnings = crawled.warnings.clone();
     let normalized = normalize_all(source, slug, &crawled.pages);
     for r in normalized {
         match r {
-            Ok((page, secs)) => {
+            Ok((page, secs, class)) => {
                 sections_by_url.insert(page.url.clone(), secs);
                 pages.push(page);
+                classes.extend(class);
             }
             Err(e) => warnings.push(e),
         }
@@ -144,6 +149,13 @@ pub async fn build_version(
                 prev_secs.entry(s.url.as_str()).or_default().push(s.clone());
             }
         }
+        let prev_classes: Vec<GodotClass> =
+            artifact::read_jsonl(&p.dir.join(CLASSES_FILE)).unwrap_or_default();
+        classes.extend(
+            prev_classes
+                .into_iter()
+                .filter(|c| not_modified.contains(c.url.as_str())),
+        );
         for pg in &p.pages {
             if not_modified.contains(pg.url.as_str()) {
                 sections_by_url.insert(
@@ -181,10 +193,24 @@ pub async fn build_version(
         product: source.product.clone(),
         version: version.label.clone(),
     };
+    classes.sort_by(|a, b| a.url.cmp(&b.url));
+    classes.dedup_by(|a, b| a.url == b.url);
+    let extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
+        Vec::new()
+    } else {
+        vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
+    };
     let dir = if pages.is_empty() || failures.len() > opts.allow_failures {
         None
     } else {
-        Some(artifact::write(&opts.out, &meta, &pages, &sections, &crawled.outcomes)?)
+        Some(artifact::write(
+            &opts.out,
+            &meta,
+            &pages,
+            &sections,
+            &crawled.outcomes,
+            &extras,
+        )?)
     };
     if dir.is_some() {
         // The artifact holds everything the journal did.
@@ -210,7 +236,7 @@ fn normalize_all(
     source: &Source,
     slug: SlugStyle,
     fetched: &[FetchedPage],
-) -> Vec<Result<(Page, Vec<Section>), String>> {
+) -> Vec<Result<Normalized, String>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -228,11 +254,10 @@ fn normalize_all(
     })
 }
 
-fn normalize_one(
-    source: &Source,
-    slug: SlugStyle,
-    f: &FetchedPage,
-) -> Result<(Page, Vec<Section>), String> {
+/// A normalized page, its sections, and its class record (Godot class reference).
+type Normalized = (Page, Vec<Section>, Option<GodotClass>);
+
+fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<Normalized, String> {
     let n = normalize::normalize(source.family, f.kind, &f.body, &f.url).map_err(|e| e.to_string())?;
     let title = if n.title.trim().is_empty() {
         f.title_hint.clone()
@@ -256,7 +281,21 @@ fn normalize_one(
         etag: f.etag.clone(),
         last_modified: f.last_modified.clone(),
     };
-    Ok((page, sections))
+    // The class reference is also kept as structured data.
+    let class = if source.family == Family::Sphinx
+        && f.kind == BodyKind::Html
+        && is_class_page(&f.path)
+    {
+        godot_class::parse_class(&f.body, &f.url).ok()
+    } else {
+        None
+    };
+    Ok((page, sections, class))
+}
+
+/// `classes/class_node` — a class-reference page, not the `classes/index`.
+fn is_class_page(path: &str) -> bool {
+    path.strip_prefix("classes/class_").is_some()
 }
 
 /// Hash of a page's content fields (not of its validators or fetch details).

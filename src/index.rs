@@ -75,38 +75,66 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         self.tokens.clear();
         let mut pos = 0usize;
-        for w in split_words(text) {
-            let word = &text[w.0..w.1];
-            let parts = split_parts(word);
-            let whole = word.to_lowercase();
-            self.tokens.push(Token {
-                offset_from: w.0,
-                offset_to: w.1,
-                position: pos,
-                text: whole.clone(),
-                position_length: 1,
-            });
-            if parts.len() > 1 {
-                for (k, (a, b)) in parts.iter().enumerate() {
-                    let t = word[*a..*b].to_lowercase();
-                    self.tokens.push(Token {
-                        offset_from: w.0 + a,
-                        offset_to: w.0 + b,
-                        position: pos + k,
-                        text: t,
-                        position_length: 1,
-                    });
-                }
-                pos += parts.len();
-            } else {
-                pos += 1;
+        for (ws, we) in split_words(text) {
+            let word = &text[ws..we];
+            let forms = word_forms(word);
+            let n_atoms = forms.atoms.len().max(1);
+            let push = |a: usize, b: usize, p: usize, tokens: &mut Vec<Token>| {
+                tokens.push(Token {
+                    offset_from: ws + a,
+                    offset_to: ws + b,
+                    position: p,
+                    text: word[a..b].to_lowercase(),
+                    position_length: 1,
+                });
+            };
+            push(0, word.len(), pos, &mut self.tokens);
+            for &(a, b) in &forms.segments {
+                push(a, b, pos, &mut self.tokens);
             }
+            if forms.atoms.len() > 1 {
+                for (k, &(a, b)) in forms.atoms.iter().enumerate() {
+                    push(a, b, pos + k, &mut self.tokens);
+                }
+            }
+            pos += n_atoms;
         }
         CodeTokenStream {
             tokens: &mut self.tokens,
             i: 0,
         }
     }
+}
+
+/// The forms a word is indexed under besides itself: `segments` are the
+/// pieces between `.`, `/`, `:`, `#`, `@` that are themselves compound
+/// (`is_action_pressed` in `Input.is_action_pressed`), `atoms` the smallest
+/// parts (`input`, `is`, `action`, `pressed`). Byte ranges within the word.
+struct WordForms {
+    segments: Vec<(usize, usize)>,
+    atoms: Vec<(usize, usize)>,
+}
+
+fn word_forms(word: &str) -> WordForms {
+    let atoms = split_parts(word);
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    let cut = |end: usize, start: usize, segments: &mut Vec<(usize, usize)>| {
+        if end > start && (start > 0 || end < word.len()) {
+            let seg = &word[start..end];
+            if split_parts(seg).len() > 1 {
+                segments.push((start, end));
+            }
+        }
+    };
+    for (i, c) in word.char_indices() {
+        if matches!(c, '.' | '/' | ':' | '#' | '@') {
+            cut(i, start, &mut segments);
+            start = i + c.len_utf8();
+        }
+    }
+    cut(word.len(), start, &mut segments);
+    WordForms { segments, atoms }
 }
 
 fn is_connector(c: char) -> bool {
@@ -306,11 +334,41 @@ pub struct SectionIndex {
     fields: Fields,
 }
 
-/// One query word: its whole form and its parts, as index terms.
+/// One query word as index terms: `terms[0]` is the whole word, the rest its
+/// compound segments and atoms; `atoms` are the smallest parts alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TermGroup {
     pub word: String,
     pub terms: Vec<String>,
+    pub atoms: Vec<String>,
+}
+
+fn group_of(word: &str) -> Option<TermGroup> {
+    let terms = terms(word);
+    if terms.is_empty() {
+        return None;
+    }
+    let forms = word_forms(word);
+    let atoms = if forms.atoms.len() > 1 {
+        forms
+            .atoms
+            .iter()
+            .flat_map(|&(a, b)| self::terms(&word[a..b]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut dedup: Vec<String> = Vec::new();
+    for t in terms {
+        if !dedup.contains(&t) {
+            dedup.push(t);
+        }
+    }
+    Some(TermGroup {
+        word: word.to_string(),
+        terms: dedup,
+        atoms,
+    })
 }
 
 /// Split a query into term groups, one per word, dropping stop words.
@@ -321,14 +379,10 @@ pub fn query_groups(query: &str) -> Vec<TermGroup> {
         if crate::search::is_stopword(&word.to_lowercase()) {
             continue;
         }
-        let ts = terms(word);
-        if ts.is_empty() || out.iter().any(|g| g.terms == ts) {
-            continue;
+        match group_of(word) {
+            Some(g) if !out.iter().any(|o| o.terms == g.terms) => out.push(g),
+            _ => {}
         }
-        out.push(TermGroup {
-            word: word.to_string(),
-            terms: ts,
-        });
     }
     out
 }
@@ -337,13 +391,9 @@ pub fn query_groups(query: &str) -> Vec<TermGroup> {
 pub fn query_groups_all(query: &str) -> Vec<TermGroup> {
     let mut out: Vec<TermGroup> = Vec::new();
     for (a, b) in split_words(query) {
-        let word = &query[a..b];
-        let ts = terms(word);
-        if !ts.is_empty() && !out.iter().any(|g| g.terms == ts) {
-            out.push(TermGroup {
-                word: word.to_string(),
-                terms: ts,
-            });
+        match group_of(&query[a..b]) {
+            Some(g) if !out.iter().any(|o| o.terms == g.terms) => out.push(g),
+            _ => {}
         }
     }
     out
@@ -437,6 +487,13 @@ mod tests {
         assert!(t.contains(&"add-dir".to_string()) && t.contains(&"dir".to_string()), "{t:?}");
         let t = terms("HTTPRequest");
         assert!(t.contains(&"httprequest".to_string()) && t.contains(&"http".to_string()), "{t:?}");
+        let t = terms("Input.is_action_pressed");
+        for want in ["input.is_action_press", "input", "is_action_press", "action", "press"] {
+            assert!(t.contains(&want.to_string()), "{want} not in {t:?}");
+        }
+        let g = query_groups("Input.is_action_pressed");
+        assert_eq!(g[0].terms[0], "input.is_action_press");
+        assert_eq!(g[0].atoms, ["input", "is", "action", "press"]);
     }
 
     #[test]

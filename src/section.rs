@@ -510,15 +510,19 @@ fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
 
     let mut parts: Vec<String> = Vec::new();
     let mut acc = String::new();
+    let mut acc_len = 0;
     for p in pieces {
-        let len = acc.chars().count() + p.chars().count() + 2;
-        if !acc.is_empty() && len > max_chars {
+        let p_len = p.chars().count();
+        if !acc.is_empty() && acc_len + p_len + 2 > max_chars {
             parts.push(std::mem::take(&mut acc));
+            acc_len = 0;
         }
         if !acc.is_empty() {
             acc.push_str("\n\n");
+            acc_len += 2;
         }
         acc.push_str(&p);
+        acc_len += p_len;
     }
     if !acc.trim().is_empty() {
         parts.push(acc);
@@ -537,6 +541,7 @@ fn is_fenced_block(block: &str) -> bool {
 fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut acc = String::new();
+    let mut acc_len = 0;
     for line in block.lines() {
         let mut line = line.to_string();
         while line.chars().count() > max_chars {
@@ -544,17 +549,22 @@ fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
             let cut = line[..byte_limit].rfind(' ').filter(|&i| i > 0).unwrap_or(byte_limit);
             if !acc.is_empty() {
                 out.push(std::mem::take(&mut acc));
+                acc_len = 0;
             }
             out.push(line[..cut].trim_end().to_string());
             line = line[cut..].trim_start().to_string();
         }
-        if !acc.is_empty() && acc.chars().count() + line.chars().count() + 1 > max_chars {
+        let line_len = line.chars().count();
+        if !acc.is_empty() && acc_len + line_len + 1 > max_chars {
             out.push(std::mem::take(&mut acc));
+            acc_len = 0;
         }
         if !acc.is_empty() {
             acc.push('\n');
+            acc_len += 1;
         }
         acc.push_str(&line);
+        acc_len += line_len;
     }
     if !acc.is_empty() {
         out.push(acc);

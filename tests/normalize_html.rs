@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use docsnap::normalize::godot_class::{parse_class, GodotClass};
 use docsnap::normalize::{html_dispatch, Family, Normalized};
+use docsnap::section::{split, SlugStyle};
 use regex::Regex;
 use scraper::{Html, Selector};
 
@@ -208,6 +209,29 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
         ));
     }
     let ids = ids_of(&doc);
+    // Contract with the sectioner: one section per heading, anchored on our ids.
+    let sections = split(
+        "https://example.invalid/page",
+        &n.title,
+        n,
+        SlugStyle::Github,
+        0,
+    );
+    let heading_sections = sections
+        .iter()
+        .filter(|s| s.part == 0 && !(s.ordinal == 0 && s.anchor.is_empty() && s.level == 1))
+        .count();
+    if heading_sections != n.heading_ids.len() {
+        problems.push(format!(
+            "section::split made {heading_sections} heading sections for {} heading_ids",
+            n.heading_ids.len()
+        ));
+    }
+    for s in &sections {
+        if !s.anchor.is_empty() && !ids.contains(&s.anchor) {
+            problems.push(format!("section anchor {:?} not in the HTML", s.anchor));
+        }
+    }
     for id in &n.heading_ids {
         if id.is_empty() {
             problems.push("empty heading id".into());

@@ -510,6 +510,14 @@ impl Lexer<'_> {
             p = self.next_line(p);
         }
         self.flush();
+        if let Some(ce) = close_end {
+            // An empty fence without language is a leftover, not code.
+            let inner_start = self.next_line(self.pos);
+            if inner_start >= p && body.trim_end().len() == len {
+                self.pos = ce;
+                return true;
+            }
+        }
         let mut block = match close_end {
             Some(ce) => self.src[self.pos..ce].to_string(),
             None => {
@@ -680,8 +688,11 @@ impl Lexer<'_> {
             }
         }
         let line_start = {
-            let ls = self.src[..self.pos].rfind('\n').map_or(0, |i| i + 1);
-            self.src[ls..self.pos].trim().is_empty()
+            let mut k = self.pos;
+            while k > 0 && matches!(self.b[k - 1], b' ' | b'\t') {
+                k -= 1;
+            }
+            k == 0 || self.b[k - 1] == b'\n'
         };
         match parse_tag(self.src, self.pos) {
             Some((ParsedTag::Close(name), end)) => {
@@ -727,8 +738,8 @@ fn backticks_odd(line: &str) -> bool {
 
 fn skip_raw(src: &str, from: usize, name: &str) -> usize {
     let close = format!("</{name}");
-    let lower = src[from..].to_ascii_lowercase();
-    match lower.find(&close) {
+    let found = src[from..].find(&close).or_else(|| src[from..].to_ascii_lowercase().find(&close));
+    match found {
         Some(i) => {
             let at = from + i;
             src[at..].find('>').map_or(src.len(), |j| at + j + 1)
@@ -1307,6 +1318,9 @@ impl Renderer<'_> {
     /// Plain HTML elements, and the fallback for unknown components.
     fn render_html(&self, e: &Elem) -> Out {
         let name = e.name.as_str();
+        if e.has_class("hidden") && matches!(name, "div" | "span" | "p") {
+            return Out::Nothing; // never shown on the page
+        }
         match name {
             "br" => Out::Break,
             "hr" => Out::Block("---".into()),
@@ -1347,7 +1361,9 @@ impl Renderer<'_> {
                 match e.attr("id") {
                     // An explicit id is what the live page uses.
                     Some(id) if !id.is_empty() => Out::Block(heading_with_id(level, &text, &id)),
-                    // Without one the page has no anchor for it: not a section.
+                    // Astro slugs raw HTML headings like Markdown ones.
+                    _ if self.dialect == Dialect::Openai => Out::Block(heading_with_id(level, &text, "")),
+                    // Mintlify leaves them without id: not a section.
                     _ => Out::Block(format!("**{text}**")),
                 }
             }

@@ -217,15 +217,18 @@ fn slotted(r: &Renderer, e: &Elem, prop: &str, id_key: &str, slot_attr: &str) ->
 
 fn pricing_card(r: &Renderer, e: &Elem) -> String {
     let name = collapse_ws(&e.attr("name").unwrap_or_default());
-    let price = [e.attr("priceEyebrow"), e.attr("price"), e.attr("interval")]
+    let mut price = [e.attr("priceEyebrow"), e.attr("price")]
         .into_iter()
         .flatten()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
+    if let Some(interval) = e.attr("interval").filter(|s| !s.is_empty() && !price.is_empty()) {
+        price.push_str(&interval);
+    }
     let mut head = if name.is_empty() { String::new() } else { format!("**{name}**") };
     if !price.is_empty() {
-        head = format!("{head} ({})", price.replace(" /", "/")).trim().to_string();
+        head = format!("{head} ({price})").trim().to_string();
     }
     if let Some(s) = e.attr("subtitle").filter(|s| !s.is_empty()) {
         head = format!("{head}: {s}");

@@ -1,6 +1,7 @@
 //! The query engine over loaded artifacts: what the tools answer from.
 
 pub mod agent_docs;
+pub mod godot;
 pub mod leapview;
 pub mod rank;
 pub mod read_section;
@@ -32,6 +33,9 @@ pub struct LoadedSource {
     pub section_page: Vec<usize>,
     /// Full-text index of the sections.
     pub index: SectionIndex,
+    /// The structured class reference (Godot artifacts), by lower-case name.
+    pub classes: Vec<crate::normalize::godot_class::GodotClass>,
+    class_by_name: HashMap<String, usize>,
     url_to_page: HashMap<String, usize>,
 }
 
@@ -49,7 +53,29 @@ impl LoadedSource {
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
         let a = crate::artifact::load(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
-        Ok(Self::with_index(a.manifest, a.pages, a.sections, index))
+        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index);
+        let classes = dir.join(crate::build::CLASSES_FILE);
+        if classes.is_file() {
+            s.set_classes(crate::artifact::read_jsonl(&classes)?);
+        }
+        Ok(s)
+    }
+
+    /// Attach the structured class reference.
+    pub fn set_classes(&mut self, classes: Vec<crate::normalize::godot_class::GodotClass>) {
+        self.class_by_name = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.to_lowercase(), i))
+            .collect();
+        self.classes = classes;
+    }
+
+    /// The class named `name` (case-insensitive).
+    pub fn class(&self, name: &str) -> Option<&crate::normalize::godot_class::GodotClass> {
+        self.class_by_name
+            .get(&name.trim().to_lowercase())
+            .map(|&i| &self.classes[i])
     }
 
     fn with_index(
@@ -87,6 +113,8 @@ impl LoadedSource {
             page_sections,
             section_page,
             index,
+            classes: Vec::new(),
+            class_by_name: HashMap::new(),
             url_to_page,
         }
     }
@@ -115,6 +143,8 @@ pub struct Library {
     pub sources: Vec<LoadedSource>,
     /// The LeapView version `docs_search` answers for; the newest when unset.
     pub leapview_version: Option<String>,
+    /// Advisory about the index itself (a newer snapshot has been published).
+    pub notice: Option<String>,
 }
 
 /// The library a server answers from; replaced whole when a newer artifact is

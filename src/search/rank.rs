@@ -162,7 +162,7 @@ fn coverage(src: &LoadedSource, sec: usize, groups: &[TermGroup], weights: &[f64
     let mut got = 0.0;
     for (g, w) in groups.iter().zip(weights) {
         let whole = g.terms.first().map(|t| have.contains(t)).unwrap_or(false);
-        let parts = g.terms.len() > 1 && g.terms[1..].iter().all(|t| have.contains(t));
+        let parts = !g.atoms.is_empty() && g.atoms.iter().all(|t| have.contains(t));
         if whole || parts {
             got += w;
         }

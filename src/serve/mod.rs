@@ -46,6 +46,9 @@ pub fn families_for(lib: &Library) -> Vec<ToolFamily> {
     if has(&|p| crate::search::types::AGENT_DOCS_PRODUCTS.contains(&p)) {
         out.push(ToolFamily::AgentDocs);
     }
+    if has(&|p| p == crate::search::godot::PRODUCT) {
+        out.push(ToolFamily::Godot);
+    }
     if has(&|p| p == crate::search::leapview::PRODUCT) {
         out.push(ToolFamily::Leapview);
     }

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use super::validate::validate_args;
 use crate::search::read_section::read_section;
+use crate::search::godot;
 use crate::search::leapview::DocsSearchArgs;
 use crate::search::types::{ReadSectionArgs, SearchDocsArgs};
 use crate::search::{Library, ToolError};
@@ -40,21 +41,26 @@ pub struct ToolSpec {
 pub enum ToolFamily {
     /// `search_docs`, `read_section` (seed 000): Claude Code, Cursor, Codex, MCP.
     AgentDocs,
+    /// `search_godot_docs`, `fetch_godot_doc`, `get_godot_class`,
+    /// `get_godot_class_member` (seed 001): Godot manual and class reference.
+    Godot,
     /// `docs_search` (seed 003): LeapView, one version.
     Leapview,
 }
 
 /// Families named by the seeds that this build does not serve yet.
-const PLANNED: [&str; 1] = ["godot"];
+const PLANNED: [&str; 0] = [];
 
 impl ToolFamily {
     /// Every family this build can serve.
-    pub const ALL: &'static [ToolFamily] = &[ToolFamily::AgentDocs, ToolFamily::Leapview];
+    pub const ALL: &'static [ToolFamily] =
+        &[ToolFamily::AgentDocs, ToolFamily::Godot, ToolFamily::Leapview];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
             ToolFamily::AgentDocs => "agent-docs",
+            ToolFamily::Godot => "godot",
             ToolFamily::Leapview => "leapview",
         }
     }
@@ -62,6 +68,7 @@ impl ToolFamily {
     pub fn tools(self) -> &'static [ToolSpec] {
         match self {
             ToolFamily::AgentDocs => AGENT_DOCS,
+            ToolFamily::Godot => GODOT,
             ToolFamily::Leapview => LEAPVIEW,
         }
     }
@@ -143,6 +150,37 @@ const AGENT_DOCS: &[ToolSpec] = &[
         input_schema: include_str!("schemas/read_section.input.json"),
         output_schema: include_str!("schemas/read_section.output.json"),
         call: |lib, args| typed(args, |a: &ReadSectionArgs| read_section(lib, a)),
+    },
+];
+
+const GODOT: &[ToolSpec] = &[
+    ToolSpec {
+        name: "search_godot_docs",
+        description: "Find Godot documentation pages, tutorials, and class reference entries by keyword or question. Returns ranked matches with links and identifiers, so you can fetch the right doc or inspect a class member.\n\nSearch the Godot documentation -- manual, tutorials, and class reference -- and return ranked matches. Start here whenever the exact class or page is not already known. Natural-language questions work as well as keywords: framing words are stripped before searching, so 'how do I make a character jump' finds the tutorial rather than every page titled 'How do I'. Follow a hit with its own fields: uri is what fetch_godot_doc takes, and a hit from the class reference also carries class_name and member_name, which are what get_godot_class and get_godot_class_member take. At most one hit is returned per page or class; also_matched counts the further matches on that same source that were folded into it.",
+        input_schema: include_str!("schemas/search_godot_docs.input.json"),
+        output_schema: include_str!("schemas/search_godot_docs.output.json"),
+        call: |lib, args| typed(args, |a: &godot::SearchArgs| lib.search_godot_docs(a)),
+    },
+    ToolSpec {
+        name: "fetch_godot_doc",
+        description: "Read a Godot documentation page as Markdown, in pieces of at most 8,000 characters: pass a hit's uri from search_godot_docs (with its #anchor to read just that section), and next_offset to continue.",
+        input_schema: include_str!("schemas/fetch_godot_doc.input.json"),
+        output_schema: include_str!("schemas/fetch_godot_doc.output.json"),
+        call: |lib, args| typed(args, |a: &godot::FetchArgs| lib.fetch_godot_doc(a)),
+    },
+    ToolSpec {
+        name: "get_godot_class",
+        description: "A Godot class from the class reference: inheritance, brief and description, tutorials, and every member listed compactly by kind (properties, methods, signals, constants, enums, theme properties, annotations, constructors, operators). Unknown names get suggestions.",
+        input_schema: include_str!("schemas/get_godot_class.input.json"),
+        output_schema: include_str!("schemas/get_godot_class.output.json"),
+        call: |lib, args| typed(args, |a: &godot::ClassArgs| lib.get_godot_class(a)),
+    },
+    ToolSpec {
+        name: "get_godot_class_member",
+        description: "One member of a Godot class with its full signature and description; members inherited from ancestors are found too. Unknown names get suggestions.",
+        input_schema: include_str!("schemas/get_godot_class_member.input.json"),
+        output_schema: include_str!("schemas/get_godot_class_member.output.json"),
+        call: |lib, args| typed(args, |a: &godot::MemberArgs| lib.get_godot_class_member(a)),
     },
 ];
 
@@ -246,7 +284,18 @@ mod tests {
     #[test]
     fn every_schema_parses_and_names_are_unique() {
         let r = ToolRegistry::new(ToolFamily::ALL);
-        assert_eq!(r.names(), ["search_docs", "read_section", "docs_search"]);
+        assert_eq!(
+            r.names(),
+            [
+                "search_docs",
+                "read_section",
+                "search_godot_docs",
+                "fetch_godot_doc",
+                "get_godot_class",
+                "get_godot_class_member",
+                "docs_search"
+            ]
+        );
         for t in r.tools() {
             assert_eq!(t.input_schema.get("type"), Some(&Value::from("object")));
             assert!(t.output_schema.is_some());
@@ -259,9 +308,10 @@ mod tests {
             ToolFamily::parse_list(" agent-docs, AGENT-DOCS ").unwrap(),
             [ToolFamily::AgentDocs]
         );
-        assert!(ToolFamily::parse_list("godot")
-            .unwrap_err()
-            .contains("not available in this build"));
+        assert_eq!(
+            ToolFamily::parse_list("godot,leapview").unwrap(),
+            [ToolFamily::Godot, ToolFamily::Leapview]
+        );
         assert!(ToolFamily::parse_list("vim")
             .unwrap_err()
             .contains("unknown tool family 'vim'"));

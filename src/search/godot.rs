@@ -1,0 +1,613 @@
+//! The Godot tools (seed 001): `search_godot_docs`, `fetch_godot_doc`,
+//! `get_godot_class`, `get_godot_class_member`.
+//!
+//! Search runs over the Godot artifact's sections like every other tool; the
+//! class reference additionally answers from `classes.jsonl`, so a hit on a
+//! member carries `class_name` and `member_name` exactly as the class tools
+//! take them.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::{Library, LoadedSource, ToolError};
+use crate::normalize::godot_class::{GodotClass, Member};
+
+/// Product id of Godot artifacts.
+pub const PRODUCT: &str = "godot";
+/// Default and largest number of hits.
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 50;
+/// Total characters of hit content a response may carry (well under 25k tokens).
+const RESPONSE_BUDGET: usize = 40_000;
+/// Characters of a hit's snippet.
+const SNIPPET_CHARS: usize = 280;
+/// Characters of member lines per `get_godot_class` call.
+const CLASS_BUDGET: usize = 60_000;
+
+/// The parts of the Godot docs a search can be restricted to.
+pub const KINDS: [&str; 3] = ["manual", "tutorials", "class"];
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SearchArgs {
+    pub query: String,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Hit {
+    pub title: String,
+    pub uri: String,
+    /// `class` for the class reference, `manual` otherwise.
+    pub kind: String,
+    /// Heading path of the best-matching section.
+    pub heading: String,
+    pub snippet: String,
+    pub score: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_name: Option<String>,
+    /// Further matching sections of the same page folded into this hit.
+    pub also_matched: u32,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SearchResult {
+    pub query: String,
+    pub hits: Vec<Hit>,
+    pub truncated: bool,
+    pub hint: String,
+    pub notice: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct FetchArgs {
+    pub uri: String,
+    #[serde(default)]
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FetchResult {
+    pub uri: String,
+    pub title: String,
+    /// Heading path when `uri` named a section (`#anchor`), else null.
+    pub section: Option<String>,
+    pub text: String,
+    pub offset: u64,
+    pub next_offset: Option<u64>,
+    pub total_chars: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ClassArgs {
+    pub class_name: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct MemberLists {
+    pub properties: Vec<String>,
+    pub methods: Vec<String>,
+    pub signals: Vec<String>,
+    pub constants: Vec<String>,
+    pub enums: Vec<String>,
+    pub theme_properties: Vec<String>,
+    pub annotations: Vec<String>,
+    pub constructors: Vec<String>,
+    pub operators: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClassResult {
+    pub class_name: String,
+    pub url: String,
+    pub inherits: Vec<String>,
+    pub inherited_by: Vec<String>,
+    pub brief: String,
+    pub description: String,
+    pub tutorials: Vec<String>,
+    pub members: MemberLists,
+    pub truncated: bool,
+    pub hint: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct MemberArgs {
+    pub class_name: String,
+    pub member_name: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MemberResult {
+    pub class_name: String,
+    pub member_name: String,
+    pub kind: String,
+    pub signature: String,
+    pub description: String,
+    pub uri: String,
+    /// The class that documents the member when it is inherited.
+    pub defined_in: String,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub default: Option<String>,
+    pub setter: Option<String>,
+    pub getter: Option<String>,
+    /// Signatures of further overloads with the same name.
+    pub overloads: Vec<String>,
+}
+
+static FRAMING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)^\s*(?:
+            (?:how\s+(?:do|can|would|should)\s+(?:i|you|we|one)\s+(?:go\s+about\s+)?)
+          | (?:how\s+to\s+)
+          | (?:what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:best|right|correct|proper|recommended)\s+way\s+to\s+)
+          | (?:is\s+there\s+(?:a|any)\s+way\s+to\s+)
+          | (?:what(?:'s|\s+is|\s+are|\s+does)\s+)
+          | (?:where\s+(?:do|can|should)\s+i\s+)
+          | (?:can\s+i\s+) | (?:i\s+(?:want|need)\s+to\s+)
+          | (?:why\s+(?:does|do|is)\s+(?:my\s+)?)
+        )",
+    )
+    .expect("valid regex")
+});
+
+/// The query without question framing ("how do I make a character jump?" →
+/// "make a character jump"); the text itself when nothing is left.
+pub fn strip_framing(q: &str) -> String {
+    let t = q.trim();
+    let stripped = FRAMING.replace(t, "");
+    let stripped = stripped.trim().trim_end_matches(['?', '.', '!']).trim();
+    if stripped.is_empty() {
+        t.to_string()
+    } else {
+        stripped.to_string()
+    }
+}
+
+fn kind_of_path(path: &str) -> &'static str {
+    if path.starts_with("classes/") {
+        "class"
+    } else {
+        "manual"
+    }
+}
+
+fn in_kind(path: &str, kind: &str) -> bool {
+    match kind {
+        "class" => path.starts_with("classes/"),
+        "tutorials" => path.starts_with("tutorials/") || path.starts_with("getting_started/"),
+        _ => !path.starts_with("classes/"),
+    }
+}
+
+impl Library {
+    fn godot_source(&self) -> Result<usize, ToolError> {
+        self.sources
+            .iter()
+            .position(|s| s.manifest.product == PRODUCT)
+            .ok_or_else(|| ToolError("no Godot documentation is loaded".into()))
+    }
+
+    /// Answer `search_godot_docs`.
+    pub fn search_godot_docs(&self, args: &SearchArgs) -> Result<SearchResult, ToolError> {
+        let si = self.godot_source()?;
+        let src = &self.sources[si];
+        if let Some(k) = &args.kind {
+            if !KINDS.contains(&k.as_str()) {
+                return Err(ToolError(format!(
+                    "kind: `{k}` is not one of {}",
+                    KINDS.join(", ")
+                )));
+            }
+        }
+        let limit = match args.limit {
+            None => DEFAULT_LIMIT,
+            Some(n) if n < 1 => {
+                return Err(ToolError(format!("limit: must be at least 1, got {n}")))
+            }
+            Some(n) => (n as usize).min(MAX_LIMIT),
+        };
+        let query = strip_framing(&args.query);
+        if query.is_empty() {
+            return Err(ToolError("query: must not be empty".into()));
+        }
+        let kind = args.kind.clone();
+        let keep = |s: &LoadedSource, sec: usize| match &kind {
+            None => true,
+            Some(k) => in_kind(&s.pages[s.section_page[sec]].path, k),
+        };
+        let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
+        let hits = self.rank_pages(&[si], &query, kind.as_ref().map(|_| keep_ref));
+        let member_by_anchor = member_anchors(src);
+        let mut out = Vec::new();
+        let mut used = 0usize;
+        let mut truncated = false;
+        for h in hits.iter().take(limit) {
+            let pg = &src.pages[h.page];
+            let sec = &src.sections[h.best().section];
+            let snippet = super::agent_docs::cut(
+                &flatten(strip_heading(&sec.text)),
+                SNIPPET_CHARS,
+            )
+            .0;
+            let class = src.class_for_url(&pg.url);
+            let member_name = member_by_anchor.get(sec.anchor.as_str()).map(|s| s.to_string());
+            let hit = Hit {
+                title: pg.title.clone(),
+                uri: sec.url_with_anchor(),
+                kind: kind_of_path(&pg.path).to_string(),
+                heading: sec.heading_display(),
+                snippet,
+                score: (super::rank::calibrate(h.best().coverage, h.best().bm25) * 1000.0).round()
+                    / 1000.0,
+                class_name: class.map(|c| c.name.clone()),
+                member_name,
+                also_matched: (h.sections.len() - 1) as u32,
+            };
+            let size = hit.title.len() + hit.uri.len() + hit.heading.len() + hit.snippet.len() + 80;
+            if used + size > RESPONSE_BUDGET {
+                truncated = true;
+                break;
+            }
+            used += size;
+            out.push(hit);
+        }
+        let more = hits.len() > out.len();
+        let hint = if truncated {
+            format!(
+                "{} hits fit the response budget; call again with a smaller limit, or narrow with kind ({})",
+                out.len(),
+                KINDS.join(", ")
+            )
+        } else if more && out.len() == limit {
+            format!(
+                "more matches exist; raise limit (at most {MAX_LIMIT}) or narrow with kind. Read a hit with fetch_godot_doc(uri); for class hits use get_godot_class(class_name) or get_godot_class_member(class_name, member_name)"
+            )
+        } else {
+            String::new()
+        };
+        Ok(SearchResult {
+            query,
+            hits: out,
+            truncated,
+            hint,
+            notice: self.notice.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Answer `fetch_godot_doc`.
+    pub fn fetch_godot_doc(&self, args: &FetchArgs) -> Result<FetchResult, ToolError> {
+        let si = self.godot_source()?;
+        let src = &self.sources[si];
+        let uri = args.uri.trim();
+        let (base, anchor) = match uri.split_once('#') {
+            Some((b, a)) => (b, Some(a)),
+            None => (uri, None),
+        };
+        let full = if base.starts_with("http://") || base.starts_with("https://") {
+            base.to_string()
+        } else {
+            // A path relative to the docs root (`classes/class_node.html`, `godot://classes/...`).
+            let rel = base.trim_start_matches("godot://").trim_start_matches('/');
+            let root = src
+                .pages
+                .iter()
+                .find(|p| p.path.is_empty())
+                .map(|p| p.url.clone())
+                .unwrap_or_else(|| "https://docs.godotengine.org/en/stable/".into());
+            format!("{}/{}", root.trim_end_matches('/'), rel)
+        };
+        let Some(page) = src.find_page(&full) else {
+            return Err(ToolError(format!(
+                "uri: no Godot page `{uri}`; pass a uri exactly as search_godot_docs returned it"
+            )));
+        };
+        let (text, section) = match anchor.filter(|a| !a.is_empty()) {
+            None => (
+                format!("# {}\n\n{}", page.page.title, page.page.markdown),
+                None,
+            ),
+            Some(a) => {
+                let Some(start) = page.sections.iter().position(|s| s.anchor == a) else {
+                    return Err(ToolError(format!(
+                        "uri: page `{base}` has no section `#{a}`; fetch the page without the fragment"
+                    )));
+                };
+                let level = page.sections[start].level;
+                let mut t = String::new();
+                let mut i = start;
+                while i < page.sections.len() {
+                    let s = &page.sections[i];
+                    if i > start && s.level <= level && s.anchor != a {
+                        break;
+                    }
+                    if !t.is_empty() {
+                        t.push_str("\n\n");
+                    }
+                    t.push_str(&s.text);
+                    i += 1;
+                }
+                (t, Some(page.sections[start].heading_display()))
+            }
+        };
+        let piece = super::read_section::page_of(&text, args.offset)?;
+        Ok(FetchResult {
+            uri: match anchor {
+                Some(a) if !a.is_empty() => format!("{}#{a}", page.page.url),
+                _ => page.page.url.clone(),
+            },
+            title: page.page.title.clone(),
+            section,
+            text: piece.text.to_string(),
+            offset: args.offset,
+            next_offset: piece.next_offset,
+            total_chars: piece.total_chars,
+        })
+    }
+
+    /// Answer `get_godot_class`.
+    pub fn get_godot_class(&self, args: &ClassArgs) -> Result<ClassResult, ToolError> {
+        let src = &self.sources[self.godot_source()?];
+        let c = find_class(src, &args.class_name)?;
+        let mut lists = MemberLists::default();
+        let mut used = 0usize;
+        let mut truncated = false;
+        {
+            let mut add = |list: &mut Vec<String>, line: String| {
+                if used + line.len() > CLASS_BUDGET {
+                    truncated = true;
+                    return;
+                }
+                used += line.len();
+                list.push(line);
+            };
+            for m in &c.properties {
+                add(&mut lists.properties, compact(m));
+            }
+            for m in &c.methods {
+                add(&mut lists.methods, compact(m));
+            }
+            for m in &c.signals {
+                add(&mut lists.signals, compact(m));
+            }
+            for m in &c.constants {
+                add(&mut lists.constants, compact(m));
+            }
+            for e in &c.enums {
+                let values: Vec<&str> = e.values.iter().map(|v| v.name.as_str()).collect();
+                add(&mut lists.enums, format!("{}: {}", e.name, values.join(", ")));
+            }
+            for m in &c.theme_properties {
+                add(&mut lists.theme_properties, compact(m));
+            }
+            for m in &c.annotations {
+                add(&mut lists.annotations, compact(m));
+            }
+            for m in &c.constructors {
+                add(&mut lists.constructors, compact(m));
+            }
+            for m in &c.operators {
+                add(&mut lists.operators, compact(m));
+            }
+        }
+        let (description, cut) = super::agent_docs::cut(&c.description, 4000);
+        Ok(ClassResult {
+            class_name: c.name.clone(),
+            url: c.url.clone(),
+            inherits: c.inherits.clone(),
+            inherited_by: c.inherited_by.clone(),
+            brief: c.brief.clone(),
+            description,
+            tutorials: c.tutorials.iter().map(|t| format!("{} <{}>", t.title, t.url)).collect(),
+            members: lists,
+            truncated: truncated || cut,
+            hint: if truncated || cut {
+                format!("lists cut to fit; get_godot_class_member(\"{}\", NAME) gives one member in full, fetch_godot_doc(\"{}\") the whole page", c.name, c.url)
+            } else {
+                format!("get_godot_class_member(\"{}\", NAME) gives one member's full description", c.name)
+            },
+        })
+    }
+
+    /// Answer `get_godot_class_member`, looking through the class's ancestors
+    /// when the class itself does not document the member.
+    pub fn get_godot_class_member(&self, args: &MemberArgs) -> Result<MemberResult, ToolError> {
+        let src = &self.sources[self.godot_source()?];
+        let c = find_class(src, &args.class_name)?;
+        let want = normalize_member(&args.member_name);
+        let mut chain = vec![c];
+        for a in &c.inherits {
+            if let Some(ac) = src.class(a) {
+                chain.push(ac);
+            }
+        }
+        for owner in &chain {
+            let found: Vec<&Member> = owner
+                .members()
+                .filter(|m| normalize_member(&m.name) == want)
+                .collect();
+            if let Some(m) = found.first() {
+                return Ok(MemberResult {
+                    class_name: c.name.clone(),
+                    member_name: m.name.clone(),
+                    kind: serde_json::to_value(m.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    signature: m.signature.clone(),
+                    description: m.description.clone(),
+                    uri: m.url.clone(),
+                    defined_in: owner.name.clone(),
+                    type_: m.type_.clone(),
+                    default: m.default.clone(),
+                    setter: m.setter.clone(),
+                    getter: m.getter.clone(),
+                    overloads: found[1..].iter().map(|o| o.signature.clone()).collect(),
+                });
+            }
+        }
+        let names: Vec<&str> = chain
+            .iter()
+            .flat_map(|cl| cl.members().map(|m| m.name.as_str()))
+            .collect();
+        let sugg = did_you_mean(&args.member_name, names.iter().copied());
+        Err(ToolError(format!(
+            "member_name: `{}` is not a member of {}{}{}",
+            args.member_name,
+            c.name,
+            if c.inherits.is_empty() {
+                String::new()
+            } else {
+                format!(" or its ancestors ({})", c.inherits.join(", "))
+            },
+            suggestion_text(&sugg)
+        )))
+    }
+}
+
+impl LoadedSource {
+    /// The class whose page is `url`.
+    pub fn class_for_url(&self, url: &str) -> Option<&GodotClass> {
+        let key = crate::util::canonical_page_key(url);
+        self.classes
+            .iter()
+            .find(|c| crate::util::canonical_page_key(&c.url) == key)
+    }
+}
+
+/// Member anchors of every class → member name.
+fn member_anchors(src: &LoadedSource) -> HashMap<&str, &str> {
+    let mut m = HashMap::new();
+    for c in &src.classes {
+        for mem in c.members() {
+            m.entry(mem.anchor.as_str()).or_insert(mem.name.as_str());
+        }
+        for e in &c.enums {
+            m.entry(e.anchor.as_str()).or_insert(e.name.as_str());
+        }
+    }
+    m
+}
+
+fn find_class<'a>(src: &'a LoadedSource, name: &str) -> Result<&'a GodotClass, ToolError> {
+    if src.classes.is_empty() {
+        return Err(ToolError("the loaded Godot index has no class reference".into()));
+    }
+    if let Some(c) = src.class(name) {
+        return Ok(c);
+    }
+    let sugg = did_you_mean(name, src.classes.iter().map(|c| c.name.as_str()));
+    Err(ToolError(format!(
+        "class_name: no class `{name}` in the Godot class reference{}",
+        suggestion_text(&sugg)
+    )))
+}
+
+fn suggestion_text(s: &[String]) -> String {
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", s.join(", "))
+    }
+}
+
+/// `add_child()`, `Add_Child`, `@export` → a comparable member name.
+fn normalize_member(s: &str) -> String {
+    let t = s.trim().trim_end_matches("()");
+    let t = t.split('(').next().unwrap_or(t);
+    t.trim().to_lowercase()
+}
+
+/// One member as a single line: its signature.
+fn compact(m: &Member) -> String {
+    m.signature.clone()
+}
+
+fn strip_heading(text: &str) -> &str {
+    let t = text.trim_start();
+    if t.starts_with('#') {
+        t.split_once('\n').map(|x| x.1).unwrap_or("")
+    } else {
+        t
+    }
+}
+
+fn flatten(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Up to five names closest to `want`: shared prefix/substring first, then
+/// small edit distance.
+pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let w = want.trim().to_lowercase();
+    let mut scored: Vec<(usize, String)> = Vec::new();
+    for n in names {
+        let l = n.to_lowercase();
+        let d = if l.contains(&w) || w.contains(&l) {
+            0
+        } else {
+            edit_distance(&w, &l)
+        };
+        if d <= (w.chars().count() / 3).max(2) {
+            scored.push((d, n.to_string()));
+        }
+    }
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(5).map(|x| x.1).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_is_stripped() {
+        assert_eq!(strip_framing("how do I make a character jump?"), "make a character jump");
+        assert_eq!(strip_framing("How to detect collisions"), "detect collisions");
+        assert_eq!(strip_framing("what is the best way to save games?"), "save games");
+        assert_eq!(strip_framing("add_child"), "add_child");
+        assert_eq!(strip_framing("how do I"), "how do I");
+    }
+
+    #[test]
+    fn kinds_partition_paths() {
+        assert!(in_kind("classes/class_node", "class"));
+        assert!(!in_kind("classes/class_node", "manual"));
+        assert!(in_kind("tutorials/2d/x", "tutorials") && in_kind("tutorials/2d/x", "manual"));
+        assert!(in_kind("getting_started/step_by_step/x", "tutorials"));
+        assert!(!in_kind("about/faq", "tutorials") && in_kind("about/faq", "manual"));
+    }
+
+    #[test]
+    fn suggestions() {
+        let names = ["Node", "Node2D", "Node3D", "Tween", "Timer"];
+        let s = did_you_mean("Nod2D", names.iter().copied());
+        assert_eq!(s[0], "Node2D");
+        assert!(did_you_mean("zzzzzzzz", names.iter().copied()).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(normalize_member("add_child()"), "add_child");
+    }
+}
