@@ -21,6 +21,9 @@ pub const CLASSES_FILE: &str = "classes.jsonl";
 /// Longest section text before it is split into parts (characters).
 pub const MAX_SECTION_CHARS: usize = 3200;
 
+/// Progress callback of a build: (source id, version, done, total).
+pub type BuildProgress = Arc<dyn Fn(&str, &str, u64, u64) + Send + Sync>;
+
 /// Options of one build run.
 #[derive(Clone)]
 pub struct BuildOptions {
@@ -33,7 +36,7 @@ pub struct BuildOptions {
     /// written (never a silently smaller snapshot).
     pub allow_failures: usize,
     /// Called with (source id, version, done, total) as URLs finish.
-    pub progress: Arc<dyn Fn(&str, &str, u64, u64) + Send + Sync>,
+    pub progress: BuildProgress,
 }
 
 /// What one (source, version) build produced.

@@ -72,6 +72,19 @@ enum Cmd {
         #[arg(long)]
         leapview_version: Option<String>,
     },
+    /// Show a Godot class from the class reference (or one of its members).
+    Class {
+        /// Class name, e.g. Node or CharacterBody2D.
+        name: String,
+        /// Show only this member (method, property, signal, constant, …).
+        #[arg(long)]
+        member: Option<String>,
+        /// Print the tool's JSON result.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value = "snapshots")]
+        artifacts: PathBuf,
+    },
     /// Search the newest artifacts, as search_docs would.
     Search {
         query: String,
@@ -177,6 +190,16 @@ fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Cmd::Class {
+            name,
+            member,
+            json,
+            artifacts,
+        } => {
+            let lib = load_library(&artifacts)?;
+            show_class(&lib, &name, member.as_deref(), json)?;
+            Ok(0)
+        }
         Cmd::Search {
             query,
             product,
@@ -215,6 +238,77 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+fn show_class(lib: &Library, name: &str, member: Option<&str>, json: bool) -> Result<()> {
+    use docsnap::search::godot::{ClassArgs, MemberArgs};
+    if let Some(m) = member {
+        let r = lib
+            .get_godot_class_member(&MemberArgs {
+                class_name: name.to_string(),
+                member_name: m.to_string(),
+            })
+            .map_err(anyhow::Error::msg)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&r)?);
+            return Ok(());
+        }
+        println!("{}.{}  ({})", r.class_name, r.member_name, r.kind);
+        println!("  {}", r.signature);
+        if r.defined_in != r.class_name {
+            println!("  inherited from {}", r.defined_in);
+        }
+        for (k, v) in [("default", &r.default), ("setter", &r.setter), ("getter", &r.getter)] {
+            if let Some(v) = v {
+                println!("  {k}: {v}");
+            }
+        }
+        for o in &r.overloads {
+            println!("  overload: {o}");
+        }
+        println!("  {}\n", r.uri);
+        println!("{}", r.description);
+        return Ok(());
+    }
+    let r = lib
+        .get_godot_class(&ClassArgs {
+            class_name: name.to_string(),
+        })
+        .map_err(anyhow::Error::msg)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!("{}  <{}>", r.class_name, r.url);
+    if !r.inherits.is_empty() {
+        println!("  inherits: {}", r.inherits.join(" < "));
+    }
+    if !r.inherited_by.is_empty() {
+        println!("  inherited by: {}", r.inherited_by.join(", "));
+    }
+    println!("\n{}\n", r.brief);
+    let m = &r.members;
+    for (title, list) in [
+        ("Properties", &m.properties),
+        ("Methods", &m.methods),
+        ("Signals", &m.signals),
+        ("Constants", &m.constants),
+        ("Enumerations", &m.enums),
+        ("Theme properties", &m.theme_properties),
+        ("Annotations", &m.annotations),
+        ("Constructors", &m.constructors),
+        ("Operators", &m.operators),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        println!("{title} ({}):", list.len());
+        for l in list {
+            println!("  {l}");
+        }
+        println!();
+    }
+    Ok(())
 }
 
 fn load_library(dir: &PathBuf) -> Result<Library> {
@@ -266,8 +360,7 @@ fn run_build(
         None
     };
     let bar2 = bar.clone();
-    let progress: Arc<dyn Fn(&str, &str, u64, u64) + Send + Sync> =
-        Arc::new(move |src, ver, done, total| {
+    let progress: build::BuildProgress = Arc::new(move |src, ver, done, total| {
             if let Some(b) = &bar2 {
                 b.set_prefix(format!("{src} {ver}"));
                 b.set_length(total);

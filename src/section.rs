@@ -56,7 +56,12 @@ impl Slugger {
         };
         let mut candidate = base.clone();
         if self.seen.contains_key(&candidate) {
-            let mut n = self.seen.get(&base).copied().unwrap_or(0).max(first_suffix - 1);
+            let mut n = self
+                .seen
+                .get(&base)
+                .copied()
+                .unwrap_or(0)
+                .max(first_suffix - 1);
             loop {
                 n += 1;
                 candidate = format!("{base}-{n}");
@@ -408,7 +413,13 @@ pub const COMPUTE_SLUG: &str = "(compute slug)";
 /// anchor; each heading starts a section that runs to the next heading of any
 /// level. Sections longer than `max_chars` (0 = no limit) are cut into parts
 /// at paragraph boundaries, never inside a code fence.
-pub fn split(page_url: &str, title: &str, n: &Normalized, slug: SlugStyle, max_chars: usize) -> Vec<Section> {
+pub fn split(
+    page_url: &str,
+    title: &str,
+    n: &Normalized,
+    slug: SlugStyle,
+    max_chars: usize,
+) -> Vec<Section> {
     let url = page_url.split('#').next().unwrap_or(page_url).to_string();
     let lines: Vec<&str> = n.markdown.lines().collect();
     let headings = atx_headings(&n.markdown);
@@ -416,20 +427,21 @@ pub fn split(page_url: &str, title: &str, n: &Normalized, slug: SlugStyle, max_c
     let mut out: Vec<Section> = Vec::new();
     let mut ordinal: u32 = 0;
 
-    let mut emit = |out: &mut Vec<Section>, anchor: &str, path: &[String], level: u8, text: String| {
-        for (part_no, part) in bounded_parts(&text, max_chars) {
-            out.push(Section {
-                url: url.clone(),
-                anchor: anchor.to_string(),
-                heading_path: path.to_vec(),
-                level,
-                text: part,
-                ordinal,
-                part: part_no,
-            });
-            ordinal += 1;
-        }
-    };
+    let mut emit =
+        |out: &mut Vec<Section>, anchor: &str, path: &[String], level: u8, text: String| {
+            for (part_no, part) in bounded_parts(&text, max_chars) {
+                out.push(Section {
+                    url: url.clone(),
+                    anchor: anchor.to_string(),
+                    heading_path: path.to_vec(),
+                    level,
+                    text: part,
+                    ordinal,
+                    part: part_no,
+                });
+                ordinal += 1;
+            }
+        };
 
     let first_line = headings.first().map(|h| h.line).unwrap_or(lines.len());
     let lead = lines[..first_line].join("\n");
@@ -448,7 +460,10 @@ pub fn split(page_url: &str, title: &str, n: &Normalized, slug: SlugStyle, max_c
         let given = if n.heading_ids.is_empty() {
             COMPUTE_SLUG
         } else {
-            n.heading_ids.get(idx).map(String::as_str).unwrap_or(COMPUTE_SLUG)
+            n.heading_ids
+                .get(idx)
+                .map(String::as_str)
+                .unwrap_or(COMPUTE_SLUG)
         };
         let anchor = match given {
             COMPUTE_SLUG => slugger.slug(&text),
@@ -463,7 +478,11 @@ pub fn split(page_url: &str, title: &str, n: &Normalized, slug: SlugStyle, max_c
         let end = headings.get(idx + 1).map(|x| x.line).unwrap_or(lines.len());
         let body = lines[h.line..end].join("\n");
         let body = body.trim_end();
-        let body = if body.trim().is_empty() { lines[h.line].trim() } else { body };
+        let body = if body.trim().is_empty() {
+            lines[h.line].trim()
+        } else {
+            body
+        };
         if body.is_empty() {
             continue;
         }
@@ -501,7 +520,7 @@ fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
     // single overlong line at whitespace, so every part stays bounded.
     let mut pieces: Vec<String> = Vec::new();
     for b in blocks {
-        if b.chars().count() <= max_chars || is_fenced_block(&b) {
+        if b.chars().count() <= max_chars {
             pieces.push(b);
         } else {
             pieces.extend(cut_paragraph(&b, max_chars));
@@ -530,32 +549,46 @@ fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
     if parts.len() <= 1 {
         return vec![(0, text.to_string())];
     }
-    parts.into_iter().enumerate().map(|(i, p)| (i as u32 + 1, p)).collect()
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (i as u32 + 1, p))
+        .collect()
 }
 
-fn is_fenced_block(block: &str) -> bool {
-    let mut f = FenceTracker::default();
-    block.lines().any(|l| f.line(l) == FenceLine::Open)
-}
-
+/// Cut an overlong block at line ends (and an overlong line at spaces), but
+/// never inside a fenced block, so every piece is bounded unless one fence
+/// alone is longer than the limit.
 fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut acc = String::new();
     let mut acc_len = 0;
+    let mut fences = FenceTracker::default();
     for line in block.lines() {
+        let kind = fences.line(line);
         let mut line = line.to_string();
-        while line.chars().count() > max_chars {
-            let byte_limit = line.char_indices().nth(max_chars).map(|(i, _)| i).unwrap_or(line.len());
-            let cut = line[..byte_limit].rfind(' ').filter(|&i| i > 0).unwrap_or(byte_limit);
-            if !acc.is_empty() {
-                out.push(std::mem::take(&mut acc));
-                acc_len = 0;
+        if kind == FenceLine::Outside {
+            while line.chars().count() > max_chars {
+                let byte_limit = line
+                    .char_indices()
+                    .nth(max_chars)
+                    .map(|(i, _)| i)
+                    .unwrap_or(line.len());
+                let cut = line[..byte_limit]
+                    .rfind(' ')
+                    .filter(|&i| i > 0)
+                    .unwrap_or(byte_limit);
+                if !acc.is_empty() {
+                    out.push(std::mem::take(&mut acc));
+                    acc_len = 0;
+                }
+                out.push(line[..cut].trim_end().to_string());
+                line = line[cut..].trim_start().to_string();
             }
-            out.push(line[..cut].trim_end().to_string());
-            line = line[cut..].trim_start().to_string();
         }
         let line_len = line.chars().count();
-        if !acc.is_empty() && acc_len + line_len + 1 > max_chars {
+        let may_cut = matches!(kind, FenceLine::Outside | FenceLine::Open);
+        if may_cut && !acc.is_empty() && acc_len + line_len + 1 > max_chars {
             out.push(std::mem::take(&mut acc));
             acc_len = 0;
         }
@@ -604,11 +637,20 @@ mod tests {
         assert_eq!(s.slug("Set up manually"), "set-up-manually-2");
         assert_eq!(s.slug("Set up manually"), "set-up-manually-3");
         assert_eq!(s.slug("It's a conversation"), "its-a-conversation");
-        assert_eq!(s.slug("Use the /advisor command"), "use-the-/advisor-command");
-        assert_eq!(s.slug(".claude/worktrees/ is filling up"), "claude/worktrees/-is-filling-up");
+        assert_eq!(
+            s.slug("Use the /advisor command"),
+            "use-the-/advisor-command"
+        );
+        assert_eq!(
+            s.slug(".claude/worktrees/ is filling up"),
+            "claude/worktrees/-is-filling-up"
+        );
         assert_eq!(s.slug("Claude’s memory (beta)"), "claude’s-memory-beta");
         assert_eq!(s.slug("2.1.240"), "2-1-240");
-        assert_eq!(s.slug("CLAUDE_CODE_SHELL_PREFIX"), "claude_code_shell_prefix");
+        assert_eq!(
+            s.slug("CLAUDE_CODE_SHELL_PREFIX"),
+            "claude_code_shell_prefix"
+        );
     }
 
     #[test]
@@ -618,16 +660,31 @@ mod tests {
         assert_eq!(s.slug("Request"), "request-1");
         assert_eq!(s.slug("Request"), "request-2");
         assert_eq!(s.slug("Tools & Resources"), "tools--resources");
-        assert_eq!(s.slug("What’s new in 2025-11-25?"), "whats-new-in-2025-11-25");
+        assert_eq!(
+            s.slug("What’s new in 2025-11-25?"),
+            "whats-new-in-2025-11-25"
+        );
         assert_eq!(s.slug("tools/list"), "toolslist");
     }
 
     #[test]
     fn heading_text_renders_inline_markdown() {
-        assert_eq!(heading_text("The `codex exec` command"), "The codex exec command");
-        assert_eq!(heading_text("See [the guide](/docs/x) **now**"), "See the guide now");
-        assert_eq!(heading_text(r"user\_config and _emphasis_"), "user_config and emphasis");
-        assert_eq!(heading_text("Network access <ElevatedRiskBadge />"), "Network access");
+        assert_eq!(
+            heading_text("The `codex exec` command"),
+            "The codex exec command"
+        );
+        assert_eq!(
+            heading_text("See [the guide](/docs/x) **now**"),
+            "See the guide now"
+        );
+        assert_eq!(
+            heading_text(r"user\_config and _emphasis_"),
+            "user_config and emphasis"
+        );
+        assert_eq!(
+            heading_text("Network access <ElevatedRiskBadge />"),
+            "Network access"
+        );
         assert_eq!(heading_text("snake_case_name"), "snake_case_name");
         let mut s = Slugger::new(SlugStyle::Github);
         assert_eq!(s.slug(&heading_text("`AGENTS.md` files")), "agentsmd-files");
@@ -645,13 +702,21 @@ mod tests {
         assert_eq!(s[3].text, "## Empty");
         assert!(s[4].text.contains("# not a heading"));
         assert_eq!(s[4].url, "https://e.x/p");
-        assert!(s.iter().enumerate().all(|(i, x)| x.ordinal == i as u32 && x.part == 0));
+        assert!(s
+            .iter()
+            .enumerate()
+            .all(|(i, x)| x.ordinal == i as u32 && x.part == 0));
     }
 
     #[test]
     fn split_uses_given_ids_and_skips_empty_lead() {
         let mut doc = n("## A\n\ntext\n\n## B\n\nmore\n\n##### Deep\n\nx\n\n## B");
-        doc.heading_ids = vec!["id-a".into(), COMPUTE_SLUG.into(), String::new(), COMPUTE_SLUG.into()];
+        doc.heading_ids = vec![
+            "id-a".into(),
+            COMPUTE_SLUG.into(),
+            String::new(),
+            COMPUTE_SLUG.into(),
+        ];
         let s = split("u", "T", &doc, SlugStyle::Github, 0);
         let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
         // No lead; a heading without id takes its parent's anchor; the slugger
@@ -664,7 +729,9 @@ mod tests {
     fn split_overlong_sections_into_bounded_parts() {
         let mut md = String::from("## Big\n\n");
         for i in 0..30 {
-            md.push_str(&format!("Paragraph {i} with some words in it to take room.\n\n"));
+            md.push_str(&format!(
+                "Paragraph {i} with some words in it to take room.\n\n"
+            ));
         }
         md.push_str("```text\n");
         for i in 0..40 {
@@ -684,5 +751,24 @@ mod tests {
             }
         }
         assert!(s[0].text.starts_with("## Big"));
+    }
+
+    #[test]
+    fn long_blockquotes_are_cut_outside_their_fences() {
+        let mut md = String::from("## Q\n\n> **Note:** start\n");
+        for i in 0..40 {
+            md.push_str(&format!("> line {i} of quoted prose that goes on\n"));
+        }
+        md.push_str("> ```bash\n");
+        for i in 0..40 {
+            md.push_str(&format!("> echo {i} inside the quoted fence\n"));
+        }
+        md.push_str("> ```\n> tail\n");
+        let s = split("u", "T", &n(&md), SlugStyle::Github, 500);
+        assert!(s.len() > 2);
+        for x in &s {
+            let opens = x.text.lines().filter(|l| l.starts_with("> ```")).count();
+            assert_eq!(opens % 2, 0, "fence cut: {}", x.text);
+        }
     }
 }

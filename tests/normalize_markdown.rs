@@ -70,14 +70,17 @@ const LEFTOVERS: &[&str] = &[
     "export const",
 ];
 
-static HTML_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"\sid\s*=\s*["']([^"']*)["']"#).expect("regex"));
+static HTML_ID: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"\sid\s*=\s*["']([^"']*)["']"#).expect("regex"));
 
 fn mirror_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sites")
 }
 
 fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -113,7 +116,9 @@ fn prose_lines(md: &str) -> (Vec<String>, bool) {
                 }
             }
             None => match first {
-                Some(ch @ (b'`' | b'~')) if run(ch) >= 3 && !(ch == b'`' && body[run(ch)..].contains('`')) => {
+                Some(ch @ (b'`' | b'~'))
+                    if run(ch) >= 3 && !(ch == b'`' && body[run(ch)..].contains('`')) =>
+                {
                     open = Some((ch, run(ch)));
                 }
                 _ => out.push(strip_code_spans(line)),
@@ -190,7 +195,10 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
                 if let Some(parent) = out.parent() {
                     let _ = std::fs::create_dir_all(parent);
                 }
-                let anchors: Vec<String> = secs.iter().map(|s| format!("#{} {}", s.anchor, s.heading_path.join(" > "))).collect();
+                let anchors: Vec<String> = secs
+                    .iter()
+                    .map(|s| format!("#{} {}", s.anchor, s.heading_path.join(" > ")))
+                    .collect();
                 let dump = format!(
                     "TITLE: {}\nDESCRIPTION: {}\n\n{}\n\n=== SECTIONS ===\n{}\n",
                     n.title,
@@ -218,12 +226,17 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
                 }
             }
             if n.markdown.contains("Documentation Index") {
-                failures.push(format!("{url}: Documentation Index boilerplate left in body"));
+                failures.push(format!(
+                    "{url}: Documentation Index boilerplate left in body"
+                ));
             }
 
             let html_path = host_dir.join(format!("{path}.html"));
             let ids: HashSet<String> = match std::fs::read_to_string(&html_path) {
-                Ok(html) => HTML_ID.captures_iter(&html).map(|c| decode_id(&c[1])).collect(),
+                Ok(html) => HTML_ID
+                    .captures_iter(&html)
+                    .map(|c| decode_id(&c[1]))
+                    .collect(),
                 Err(_) => {
                     failures.push(format!("{url}: no HTML twin at {}", html_path.display()));
                     HashSet::new()
@@ -231,7 +244,10 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
             };
             for s in &secs {
                 if s.text.trim().is_empty() {
-                    failures.push(format!("{url}: empty section #{} ({:?})", s.anchor, s.heading_path));
+                    failures.push(format!(
+                        "{url}: empty section #{} ({:?})",
+                        s.anchor, s.heading_path
+                    ));
                 }
                 if s.anchor.is_empty() {
                     continue;
@@ -241,7 +257,11 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
                 if KNOWN_MIRROR_GAPS.iter().any(|(u, _)| *u == full) {
                     known_gaps += 1;
                 } else if !ids.contains(&s.anchor) {
-                    anchor_misses.push(format!("{url}#{} ({})", s.anchor, s.heading_path.join(" > ")));
+                    anchor_misses.push(format!(
+                        "{url}#{} ({})",
+                        s.anchor,
+                        s.heading_path.join(" > ")
+                    ));
                 }
             }
         }
@@ -264,6 +284,15 @@ fn every_mirrored_markdown_page_normalizes_cleanly() {
         println!("  FAIL {f}");
     }
     assert!(pages > 0, "no mirror pages found under {}", root.display());
-    assert!(failures.is_empty(), "{} failures (first: {})", failures.len(), failures[0]);
-    assert!(anchor_misses.is_empty(), "{} section anchors missing from the HTML twins", anchor_misses.len());
+    assert!(
+        failures.is_empty(),
+        "{} failures (first: {})",
+        failures.len(),
+        failures[0]
+    );
+    assert!(
+        anchor_misses.is_empty(),
+        "{} section anchors missing from the HTML twins",
+        anchor_misses.len()
+    );
 }

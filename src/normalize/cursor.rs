@@ -55,7 +55,10 @@ mod tests {
         let n = normalize(src, "https://cursor.com/docs/agent/planning").expect("normalizes");
         assert_eq!(n.title, "Planning");
         assert_eq!(n.description, "How Agent plans");
-        assert_eq!(n.markdown, "Agent plans. Press `Ctrl+Enter`.\n\n## Queue\n\n> **Tip:** Use the queue.");
+        assert_eq!(
+            n.markdown,
+            "Agent plans. Press `Ctrl+Enter`.\n\n## Queue\n\n> **Tip:** Use the queue."
+        );
     }
 
     #[test]
@@ -63,8 +66,17 @@ mod tests {
         // cursor.com ids h2–h4 only: an h5 links to its enclosing section.
         let src = "# T\n\n## A\n\n##### Deep\n\nx\n";
         let n = normalize(src, "https://cursor.com/docs/t").expect("normalizes");
-        assert_eq!(n.heading_ids, vec![crate::section::COMPUTE_SLUG.to_string(), String::new()]);
-        let s = crate::section::split("https://cursor.com/docs/t", &n.title, &n, crate::section::SlugStyle::Github, 0);
+        assert_eq!(
+            n.heading_ids,
+            vec![crate::section::COMPUTE_SLUG.to_string(), String::new()]
+        );
+        let s = crate::section::split(
+            "https://cursor.com/docs/t",
+            &n.title,
+            &n,
+            crate::section::SlugStyle::Github,
+            0,
+        );
         let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
         assert_eq!(anchors, ["a", "a"]);
     }

@@ -20,7 +20,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
-use crate::section::{atx_headings, fence_opener, heading_text, FenceLine, FenceTracker, COMPUTE_SLUG};
+use crate::section::{
+    atx_headings, fence_opener, heading_text, FenceLine, FenceTracker, COMPUTE_SLUG,
+};
 
 /// Which family's extra components the renderer knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +81,12 @@ pub(crate) fn prepare(body: &str) -> String {
 }
 
 /// Convert an MDX body (header already removed) and assemble the page.
-pub(crate) fn finish(header: Header, body: &str, public_url: &str, dialect: Dialect) -> Result<Normalized, NormalizeError> {
+pub(crate) fn finish(
+    header: Header,
+    body: &str,
+    public_url: &str,
+    dialect: Dialect,
+) -> Result<Normalized, NormalizeError> {
     let markdown = convert(body, public_url, dialect);
     let (markdown, heading_ids) = take_heading_ids(&markdown, dialect.anchored_levels());
     let mut title = header.title;
@@ -140,9 +147,17 @@ pub(crate) fn take_header(text: &str) -> (Header, String) {
                 }
                 None => break,
             };
-            if let Ok(serde_yaml::Value::Mapping(m)) = serde_yaml::from_str::<serde_yaml::Value>(yaml) {
-                let get = |k: &str| m.get(k).and_then(|v| v.as_str()).map(|s| s.trim().to_string());
-                meta.title = get("title").or_else(|| get("sidebarTitle")).unwrap_or(meta.title);
+            if let Ok(serde_yaml::Value::Mapping(m)) =
+                serde_yaml::from_str::<serde_yaml::Value>(yaml)
+            {
+                let get = |k: &str| {
+                    m.get(k)
+                        .and_then(|v| v.as_str())
+                        .map(|s| s.trim().to_string())
+                };
+                meta.title = get("title")
+                    .or_else(|| get("sidebarTitle"))
+                    .unwrap_or(meta.title);
                 meta.description = get("description").unwrap_or(meta.description);
             }
             rest = tail;
@@ -254,23 +269,29 @@ pub(crate) struct Elem {
 impl Elem {
     /// A string attribute (`a="x"`, `a={"x"}`), entities decoded.
     pub(crate) fn attr(&self, key: &str) -> Option<String> {
-        self.attrs.iter().find(|(k, _)| k == key).and_then(|(_, v)| match v {
-            Attr::Str(s) => Some(decode_entities(s, false).into_owned()),
-            Attr::Expr(e) => match JsParser::new(e, 0).value() {
-                Some(Js::Str(s)) => Some(s),
-                Some(Js::Num(n)) => Some(n),
-                _ => None,
-            },
-            Attr::Flag => None,
-        })
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| match v {
+                Attr::Str(s) => Some(decode_entities(s, false).into_owned()),
+                Attr::Expr(e) => match JsParser::new(e, 0).value() {
+                    Some(Js::Str(s)) => Some(s),
+                    Some(Js::Num(n)) => Some(n),
+                    _ => None,
+                },
+                Attr::Flag => None,
+            })
     }
 
     /// The raw source of an expression attribute (`a={…}`).
     pub(crate) fn expr(&self, key: &str) -> Option<&str> {
-        self.attrs.iter().find(|(k, _)| k == key).and_then(|(_, v)| match v {
-            Attr::Expr(e) => Some(e.as_str()),
-            _ => None,
-        })
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| match v {
+                Attr::Expr(e) => Some(e.as_str()),
+                _ => None,
+            })
     }
 
     /// A boolean attribute: present bare, or `={true}`/`="true"`.
@@ -314,21 +335,111 @@ enum Tok {
 }
 
 const VOID: &[&str] = &[
-    "br", "hr", "img", "input", "source", "wbr", "col", "meta", "link", "area", "embed", "param", "track",
+    "br", "hr", "img", "input", "source", "wbr", "col", "meta", "link", "area", "embed", "param",
+    "track",
 ];
 
 /// HTML elements recognised as tags; any other lower-case `<word>` is text
 /// (`<session-id>` placeholders in prose).
 static HTML_TAGS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     [
-        "a", "abbr", "article", "aside", "audio", "b", "blockquote", "br", "button", "canvas", "caption", "center",
-        "cite", "code", "col", "colgroup", "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "embed", "figcaption",
-        "figure", "font", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "i", "iframe", "img",
-        "input", "ins", "kbd", "label", "li", "main", "mark", "nav", "noscript", "object", "ol", "option", "p",
-        "picture", "pre", "q", "s", "samp", "script", "section", "select", "small", "source", "span", "strike",
-        "strong", "style", "sub", "summary", "sup", "svg", "table", "tbody", "td", "template", "textarea", "tfoot",
-        "th", "thead", "time", "tr", "track", "tt", "u", "ul", "var", "video", "wbr", "path", "g", "circle", "rect",
-        "line", "polyline", "polygon", "use",
+        "a",
+        "abbr",
+        "article",
+        "aside",
+        "audio",
+        "b",
+        "blockquote",
+        "br",
+        "button",
+        "canvas",
+        "caption",
+        "center",
+        "cite",
+        "code",
+        "col",
+        "colgroup",
+        "dd",
+        "del",
+        "details",
+        "dfn",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "embed",
+        "figcaption",
+        "figure",
+        "font",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "i",
+        "iframe",
+        "img",
+        "input",
+        "ins",
+        "kbd",
+        "label",
+        "li",
+        "main",
+        "mark",
+        "nav",
+        "noscript",
+        "object",
+        "ol",
+        "option",
+        "p",
+        "picture",
+        "pre",
+        "q",
+        "s",
+        "samp",
+        "script",
+        "section",
+        "select",
+        "small",
+        "source",
+        "span",
+        "strike",
+        "strong",
+        "style",
+        "sub",
+        "summary",
+        "sup",
+        "svg",
+        "table",
+        "tbody",
+        "td",
+        "template",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "time",
+        "tr",
+        "track",
+        "tt",
+        "u",
+        "ul",
+        "var",
+        "video",
+        "wbr",
+        "path",
+        "g",
+        "circle",
+        "rect",
+        "line",
+        "polyline",
+        "polygon",
+        "use",
     ]
     .into_iter()
     .collect()
@@ -410,10 +521,12 @@ struct Lexer<'a> {
     exports: HashMap<String, Js>,
 }
 
-static EXPORT_DECL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*").expect("static regex"));
-static EXPORT_OTHER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^export\s+(?:default\s|function\s|async\s+function\s|\{)").expect("static regex"));
+static EXPORT_DECL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*").expect("static regex")
+});
+static EXPORT_OTHER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^export\s+(?:default\s|function\s|async\s+function\s|\{)").expect("static regex")
+});
 static IMPORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^import\s+(?:["']|\{|\*|[A-Za-z_$][\w$]*\s*(?:,|from\b))"#).expect("static regex")
 });
@@ -428,7 +541,9 @@ impl Lexer<'_> {
     }
 
     fn line_end(&self, from: usize) -> usize {
-        self.src[from..].find('\n').map_or(self.src.len(), |i| from + i)
+        self.src[from..]
+            .find('\n')
+            .map_or(self.src.len(), |i| from + i)
     }
 
     /// After the line containing `from` (past its `\n`).
@@ -444,10 +559,9 @@ impl Lexer<'_> {
     fn run(&mut self) {
         let len = self.b.len();
         while self.pos < len {
-            if self.pos == 0 || self.b[self.pos - 1] == b'\n' {
-                if self.fence() || self.export() {
-                    continue;
-                }
+            let at_line_start = self.pos == 0 || self.b[self.pos - 1] == b'\n';
+            if at_line_start && (self.fence() || self.export()) {
+                continue;
             }
             let start = self.pos;
             let mut i = start;
@@ -551,7 +665,10 @@ impl Lexer<'_> {
                 let e = self.line_end(p);
                 let line = &self.src[p..e];
                 p = self.next_line(p);
-                if line.contains(" from ") || line.contains("from\"") || line.trim_end().ends_with(';') {
+                if line.contains(" from ")
+                    || line.contains("from\"")
+                    || line.trim_end().ends_with(';')
+                {
                     break;
                 }
                 if p >= self.src.len() {
@@ -620,7 +737,10 @@ impl Lexer<'_> {
     }
 
     fn inline_code(&mut self) {
-        let run = self.b[self.pos..].iter().take_while(|&&b| b == b'`').count();
+        let run = self.b[self.pos..]
+            .iter()
+            .take_while(|&&b| b == b'`')
+            .count();
         let from = self.pos + run;
         let mut j = from;
         let mut close = None;
@@ -632,7 +752,11 @@ impl Lexer<'_> {
                     break;
                 }
                 j += r;
-            } else if self.b[j] == b'\n' && self.src[j + 1..].trim_start_matches([' ', '\t']).starts_with('\n') {
+            } else if self.b[j] == b'\n'
+                && self.src[j + 1..]
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with('\n')
+            {
                 break; // a code span never crosses a blank line
             } else {
                 j += 1;
@@ -641,7 +765,8 @@ impl Lexer<'_> {
         match close {
             Some(c) => {
                 self.flush();
-                self.toks.push(Tok::Code(self.src[self.pos..c + run].to_string()));
+                self.toks
+                    .push(Tok::Code(self.src[self.pos..c + run].to_string()));
                 self.pos = c + run;
             }
             None => {
@@ -738,7 +863,9 @@ fn backticks_odd(line: &str) -> bool {
 
 fn skip_raw(src: &str, from: usize, name: &str) -> usize {
     let close = format!("</{name}");
-    let found = src[from..].find(&close).or_else(|| src[from..].to_ascii_lowercase().find(&close));
+    let found = src[from..]
+        .find(&close)
+        .or_else(|| src[from..].to_ascii_lowercase().find(&close));
     match found {
         Some(i) => {
             let at = from + i;
@@ -810,7 +937,9 @@ fn parse_tag(src: &str, pos: usize) -> Option<(ParsedTag, usize)> {
             return None;
         }
         match b[p] {
-            b'/' if b.get(p + 1) == Some(&b'>') => return Some((ParsedTag::Open(name, attrs, true), p + 2)),
+            b'/' if b.get(p + 1) == Some(&b'>') => {
+                return Some((ParsedTag::Open(name, attrs, true), p + 2))
+            }
             b'>' => return Some((ParsedTag::Open(name, attrs, false), p + 1)),
             b'{' => {
                 p = skip_balanced(src, p)?;
@@ -1023,7 +1152,10 @@ impl<'a> JsParser<'a> {
             c if c == b'-' || c.is_ascii_digit() => {
                 let s = self.pos;
                 self.pos += 1;
-                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_') {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_')
+                {
                     self.pos += 1;
                 }
                 Some(Js::Num(self.src[s..self.pos].to_string()))
@@ -1049,7 +1181,10 @@ impl<'a> JsParser<'a> {
 
     fn ident(&mut self) -> Option<String> {
         let s = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$') {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
+        {
             self.pos += 1;
         }
         (self.pos > s).then(|| self.src[s..self.pos].to_string())
@@ -1080,7 +1215,9 @@ impl<'a> JsParser<'a> {
                     '\n' => {}
                     'u' => {
                         let hex: String = self.src[self.pos..].chars().take(4).collect();
-                        if let Some(ch) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                        if let Some(ch) =
+                            u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
+                        {
                             out.push(ch);
                             self.pos += 4;
                         }
@@ -1126,7 +1263,13 @@ fn strip_indent(s: &str, n: usize) -> &str {
 pub(crate) fn indent(s: &str, n: usize) -> String {
     let pad = " ".repeat(n);
     s.lines()
-        .map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") })
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -1186,7 +1329,8 @@ fn is_simple_paragraph(s: &str) -> bool {
         })
 }
 
-static LIST_NUM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d+[.)]\s").expect("static regex"));
+static LIST_NUM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+[.)]\s").expect("static regex"));
 
 /// An inline code span around `s`, with enough backticks.
 pub(crate) fn code_span(s: &str) -> String {
@@ -1339,8 +1483,12 @@ impl Renderer<'_> {
                     _ => Out::Inline(text),
                 }
             }
-            "code" if e.has_class("tsd-tag") => Out::Inline(format!("{} ", code_span(&self.plain(&e.children)))),
-            "code" | "kbd" | "samp" | "tt" | "var" => Out::Inline(code_span(&collapse_ws(&self.plain(&e.children)))),
+            "code" if e.has_class("tsd-tag") => {
+                Out::Inline(format!("{} ", code_span(&self.plain(&e.children))))
+            }
+            "code" | "kbd" | "samp" | "tt" | "var" => {
+                Out::Inline(code_span(&collapse_ws(&self.plain(&e.children))))
+            }
             "pre" => {
                 let code = self.plain(&e.children);
                 if code.trim().is_empty() {
@@ -1362,7 +1510,9 @@ impl Renderer<'_> {
                     // An explicit id is what the live page uses.
                     Some(id) if !id.is_empty() => Out::Block(heading_with_id(level, &text, &id)),
                     // Astro slugs raw HTML headings like Markdown ones.
-                    _ if self.dialect == Dialect::Openai => Out::Block(heading_with_id(level, &text, "")),
+                    _ if self.dialect == Dialect::Openai => {
+                        Out::Block(heading_with_id(level, &text, ""))
+                    }
                     // Mintlify leaves them without id: not a section.
                     _ => Out::Block(format!("**{text}**")),
                 }
@@ -1381,7 +1531,11 @@ impl Renderer<'_> {
                     .iter()
                     .enumerate()
                     .map(|(i, s)| {
-                        let marker = if name == "ol" { format!("{}. ", i + 1) } else { "- ".to_string() };
+                        let marker = if name == "ol" {
+                            format!("{}. ", i + 1)
+                        } else {
+                            "- ".to_string()
+                        };
                         hang(&marker, s)
                     })
                     .collect();
@@ -1399,7 +1553,9 @@ impl Renderer<'_> {
                 let mut rest = Vec::new();
                 for c in &e.children {
                     match c {
-                        Node::Elem(s) if s.name == "summary" && title.is_empty() => title = self.inline(&s.children),
+                        Node::Elem(s) if s.name == "summary" && title.is_empty() => {
+                            title = self.inline(&s.children)
+                        }
                         other => rest.push(other.clone()),
                     }
                 }
@@ -1413,10 +1569,10 @@ impl Renderer<'_> {
                 t if t.is_empty() => Out::Nothing,
                 t => Out::Block(format!("*{t}*")),
             },
-            "video" | "audio" | "source" | "iframe" | "button" | "input" | "svg" | "style" | "script" | "noscript"
-            | "template" | "select" | "option" | "textarea" | "canvas" | "object" | "embed" | "track" | "form"
-            | "path" | "g" | "circle" | "rect" | "line" | "polyline" | "polygon" | "use" | "col" | "colgroup"
-            | "wbr" => Out::Nothing,
+            "video" | "audio" | "source" | "iframe" | "button" | "input" | "svg" | "style"
+            | "script" | "noscript" | "template" | "select" | "option" | "textarea" | "canvas"
+            | "object" | "embed" | "track" | "form" | "path" | "g" | "circle" | "rect" | "line"
+            | "polyline" | "polygon" | "use" | "col" | "colgroup" | "wbr" => Out::Nothing,
             "div" | "section" if e.has_class("tsd-signature") => {
                 let code = self.plain(&e.children);
                 block_or_nothing(fenced("typescript", code.trim()))
@@ -1435,12 +1591,13 @@ impl Renderer<'_> {
                     Out::Block(format!("**{}**", code_span(&t)))
                 }
             }
-            "span" | "sup" | "sub" | "small" | "mark" | "u" | "ins" | "abbr" | "time" | "q" | "label" | "font" => {
-                Out::Inline(self.render_nodes(&e.children, false))
-            }
+            "span" | "sup" | "sub" | "small" | "mark" | "u" | "ins" | "abbr" | "time" | "q"
+            | "label" | "font" => Out::Inline(self.render_nodes(&e.children, false)),
             // Block-level HTML is a block wherever its tag sits.
-            "div" | "p" | "section" | "article" | "aside" | "header" | "footer" | "main" | "nav" | "figure"
-            | "center" | "dl" | "dd" => block_or_nothing(self.block(&e.children)),
+            "div" | "p" | "section" | "article" | "aside" | "header" | "footer" | "main"
+            | "nav" | "figure" | "center" | "dl" | "dd" => {
+                block_or_nothing(self.block(&e.children))
+            }
             _ => self.unwrap(e),
         }
     }
@@ -1549,7 +1706,13 @@ pub(crate) fn titled(title: &str, body: &str) -> String {
 /// Prefix every line with `> `.
 pub(crate) fn quote(body: &str) -> String {
     body.lines()
-        .map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") })
+        .map(|l| {
+            if l.is_empty() {
+                ">".to_string()
+            } else {
+                format!("> {l}")
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -1619,7 +1782,8 @@ fn common_indent(nodes: &[Node], at_line_start: bool) -> usize {
                     // A whitespace-only last part is the column of the tag or
                     // code span that follows on the same line (fences carry
                     // their own indentation).
-                    let before_inline = k == last && matches!(nodes.get(i + 1), Some(Node::Elem(_) | Node::Code(_)));
+                    let before_inline = k == last
+                        && matches!(nodes.get(i + 1), Some(Node::Elem(_) | Node::Code(_)));
                     if ws < part.len() || before_inline {
                         min = min.min(ws);
                     }
@@ -1701,13 +1865,15 @@ pub(crate) fn decode_entities(s: &str, markdown: bool) -> std::borrow::Cow<'_, s
     std::borrow::Cow::Owned(out.into_owned())
 }
 
-static ENTITY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z]{2,8});").expect("static regex"));
+static ENTITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z]{2,8});").expect("static regex")
+});
 
 // ---------------------------------------------------------------------------
 // Post-processing
 
-static THEME_META: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+theme=\{[^}]*\}").expect("static regex"));
+static THEME_META: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\s+theme=\{[^}]*\}").expect("static regex"));
 
 /// Close open fences, drop Mintlify's `theme={null}` fence metadata, trim
 /// trailing spaces and collapse blank-line runs — outside code only.
@@ -1754,9 +1920,11 @@ pub(crate) fn tidy(md: &str) -> String {
     out
 }
 
-static LINK_TARGET: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\]\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)").expect("static regex"));
-static REF_DEF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\s*\[[^\]]+\]:\s*)(\S+)").expect("static regex"));
+static LINK_TARGET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\]\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)").expect("static regex")
+});
+static REF_DEF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\s*\[[^\]]+\]:\s*)(\S+)").expect("static regex"));
 
 /// Make every link and image target absolute against the page's public URL;
 /// same-host `.md` alternates become the page URL. Code is left alone.
@@ -1767,12 +1935,17 @@ pub(crate) fn absolutize_links(md: &str, public_url: &str) -> String {
     let mut out = String::with_capacity(md.len() + 256);
     let mut fences = FenceTracker::default();
     for line in md.split_inclusive('\n') {
-        if fences.line(line.trim_end_matches('\n')) != FenceLine::Outside || !(line.contains("](") || line.contains("]:")) {
+        if fences.line(line.trim_end_matches('\n')) != FenceLine::Outside
+            || !(line.contains("](") || line.contains("]:"))
+        {
             out.push_str(line);
             continue;
         }
         let line = if let Some(c) = REF_DEF.captures(line) {
-            let (pre, target) = (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()));
+            let (pre, target) = (
+                c.get(1).map_or("", |m| m.as_str()),
+                c.get(2).map_or("", |m| m.as_str()),
+            );
             let end = c.get(0).map_or(0, |m| m.end());
             format!("{pre}{}{}", resolve(&base, target), &line[end..])
         } else {
@@ -1791,7 +1964,9 @@ pub(crate) fn absolutize_links(md: &str, public_url: &str) -> String {
                     let after = &rest[i..];
                     let run = after.bytes().take_while(|&b| b == b'`').count();
                     let ticks = &after[..run];
-                    let close = after[run..].find(ticks).filter(|&j| !after[run + j + run..].starts_with('`'));
+                    let close = after[run..]
+                        .find(ticks)
+                        .filter(|&j| !after[run + j + run..].starts_with('`'));
                     match close {
                         Some(j) => {
                             out.push_str(&after[..run + j + run]);
@@ -1830,7 +2005,8 @@ fn rewrite_targets(base: &url::Url, s: &str) -> String {
         .into_owned()
 }
 
-static SCHEME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.-]*:").expect("static regex"));
+static SCHEME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.-]*:").expect("static regex"));
 
 fn resolve(base: &url::Url, href: &str) -> String {
     if href.is_empty() {
@@ -1863,16 +2039,26 @@ fn resolve(base: &url::Url, href: &str) -> String {
 
 /// Move heading-id markers out of the text into one id per ATX heading;
 /// headings outside `anchored` levels have no id, the rest are computed.
-pub(crate) fn take_heading_ids(md: &str, anchored: std::ops::RangeInclusive<u8>) -> (String, Vec<String>) {
+pub(crate) fn take_heading_ids(
+    md: &str,
+    anchored: std::ops::RangeInclusive<u8>,
+) -> (String, Vec<String>) {
     let heads = atx_headings(md);
     let all_computed = heads.iter().all(|h| anchored.contains(&h.level));
     if !md.contains(ID_OPEN) && all_computed {
         return (md.to_string(), Vec::new());
     }
-    let heading_lines: HashMap<usize, usize> = heads.iter().enumerate().map(|(i, h)| (h.line, i)).collect();
+    let heading_lines: HashMap<usize, usize> =
+        heads.iter().enumerate().map(|(i, h)| (h.line, i)).collect();
     let mut ids: Vec<String> = heads
         .iter()
-        .map(|h| if anchored.contains(&h.level) { COMPUTE_SLUG.to_string() } else { String::new() })
+        .map(|h| {
+            if anchored.contains(&h.level) {
+                COMPUTE_SLUG.to_string()
+            } else {
+                String::new()
+            }
+        })
         .collect();
     let mut out = String::with_capacity(md.len());
     for (i, line) in md.lines().enumerate() {
@@ -1900,18 +2086,27 @@ mod tests {
     use super::*;
 
     fn md(src: &str) -> String {
-        let (m, _) = take_heading_ids(&convert(src, "https://docs.example.com/docs/page", Dialect::Mintlify), 1..=6);
+        let (m, _) = take_heading_ids(
+            &convert(src, "https://docs.example.com/docs/page", Dialect::Mintlify),
+            1..=6,
+        );
         m
     }
 
     #[test]
     fn callouts_become_labelled_blockquotes() {
-        assert_eq!(md("<Note>\n  Keep this.\n</Note>"), "> **Note:** Keep this.");
+        assert_eq!(
+            md("<Note>\n  Keep this.\n</Note>"),
+            "> **Note:** Keep this."
+        );
         assert_eq!(
             md("<Warning>\n  First line\n  second line.\n\n  More.\n</Warning>"),
             "> **Warning:** First line\n> second line.\n>\n> More."
         );
-        assert_eq!(md("Text\n\n<Tip>Inline tip</Tip>\n\nAfter"), "Text\n\n> **Tip:** Inline tip\n\nAfter");
+        assert_eq!(
+            md("Text\n\n<Tip>Inline tip</Tip>\n\nAfter"),
+            "Text\n\n> **Tip:** Inline tip\n\nAfter"
+        );
         assert_eq!(
             md("<Info>\n  ```bash\n  echo <Note>\n  ```\n</Info>"),
             "> **Info:**\n>\n> ```bash\n> echo <Note>\n> ```"
@@ -1927,13 +2122,19 @@ mod tests {
     #[test]
     fn tabs_become_labelled_blocks() {
         let src = "<Tabs>\n  <Tab title=\"macOS\">\n    brew install x\n  </Tab>\n  <Tab title=\"Linux\">\n    apt install x\n  </Tab>\n</Tabs>";
-        assert_eq!(md(src), "**macOS**\n\nbrew install x\n\n**Linux**\n\napt install x");
+        assert_eq!(
+            md(src),
+            "**macOS**\n\nbrew install x\n\n**Linux**\n\napt install x"
+        );
     }
 
     #[test]
     fn code_group_keeps_fences_and_labels() {
         let src = "<CodeGroup>\n  ```bash npm theme={null}\n  npm i x\n  ```\n\n  ```bash yarn\n  yarn add x\n  ```\n</CodeGroup>";
-        assert_eq!(md(src), "```bash npm\nnpm i x\n```\n\n```bash yarn\nyarn add x\n```");
+        assert_eq!(
+            md(src),
+            "```bash npm\nnpm i x\n```\n\n```bash yarn\nyarn add x\n```"
+        );
     }
 
     #[test]
@@ -1963,7 +2164,10 @@ mod tests {
     #[test]
     fn fields_tooltips_badges() {
         let src = "<ResponseField name=\"id\" type=\"string\" required>\n  The id.\n</ResponseField>\n\nA <Tooltip tip=\"t\">term</Tooltip> and <Badge>New</Badge> and <Kbd>Cmd+K</Kbd>.";
-        assert_eq!(md(src), "- **`id`** (`string`, required): The id.\n\nA term and New and `Cmd+K`.");
+        assert_eq!(
+            md(src),
+            "- **`id`** (`string`, required): The id.\n\nA term and New and `Cmd+K`."
+        );
     }
 
     #[test]
@@ -1978,16 +2182,22 @@ mod tests {
     #[test]
     fn fences_are_untouched_and_closed() {
         let src = "~~~md\n<Note>keep</Note>\n[x](/y)\n\n\n\nend\n~~~\n\n\n\n```js\nunclosed <Tip>";
-        assert_eq!(md(src), "~~~md\n<Note>keep</Note>\n[x](/y)\n\n\n\nend\n~~~\n\n```js\nunclosed <Tip>\n```");
+        assert_eq!(
+            md(src),
+            "~~~md\n<Note>keep</Note>\n[x](/y)\n\n\n\nend\n~~~\n\n```js\nunclosed <Tip>\n```"
+        );
     }
 
     #[test]
     fn html_headings_keep_their_ids() {
-        let (m, ids) = take_heading_ids(&convert(
-            "## Plain\n\n<h2 id=\"custom\">\n  Title with `code`\n</h2>\n\ntext",
-            "https://x.dev/p",
-            Dialect::Mintlify,
-        ), 1..=6);
+        let (m, ids) = take_heading_ids(
+            &convert(
+                "## Plain\n\n<h2 id=\"custom\">\n  Title with `code`\n</h2>\n\ntext",
+                "https://x.dev/p",
+                Dialect::Mintlify,
+            ),
+            1..=6,
+        );
         assert_eq!(m, "## Plain\n\n## Title with `code`\n\ntext");
         assert_eq!(ids, vec![COMPUTE_SLUG.to_string(), "custom".to_string()]);
     }
@@ -2011,7 +2221,10 @@ mod tests {
             ("key".into(), Js::Str("a".into())),
             ("n".into(), Js::Num("1".into())),
             ("ok".into(), Js::Bool(true)),
-            ("list".into(), Js::Arr(vec![Js::Str("x".into()), Js::Str("y".into())])),
+            (
+                "list".into(),
+                Js::Arr(vec![Js::Str("x".into()), Js::Str("y".into())]),
+            ),
         ])]);
         assert_eq!(v, Some(expected));
         assert_eq!(JsParser::new("() => 1", 0).value(), None);

@@ -7,7 +7,10 @@
 //! The components are rendered here; Cursor's scraped Mintlify-era pages use
 //! the same library, so its adapter shares this renderer.
 
-use super::mdx::{self, block_or_nothing, callout, collapse_ws, indent, titled, Dialect, Elem, Node, Out, Renderer};
+use super::mdx::{
+    self, block_or_nothing, callout, collapse_ws, indent, titled, Dialect, Elem, Node, Out,
+    Renderer,
+};
 use super::{NormalizeError, Normalized};
 
 /// Normalize a Mintlify Markdown alternate.
@@ -34,7 +37,9 @@ pub(crate) fn strip_doc_index(text: &str) -> &str {
         end += line.len();
         quote.push_str(line);
     }
-    if quote.contains("Documentation Index") || quote.contains("llms.txt") && quote.contains("Fetch the complete") {
+    if quote.contains("Documentation Index")
+        || quote.contains("llms.txt") && quote.contains("Fetch the complete")
+    {
         &body[end..]
     } else {
         text
@@ -43,9 +48,8 @@ pub(crate) fn strip_doc_index(text: &str) -> &str {
 
 fn callout_label(e: &Elem) -> Option<String> {
     let label = match e.name.as_str() {
-        "Note" | "Tip" | "Warning" | "Info" | "Danger" | "Check" | "Caution" | "Important" | "Success" | "Error" => {
-            e.name.clone()
-        }
+        "Note" | "Tip" | "Warning" | "Info" | "Danger" | "Check" | "Caution" | "Important"
+        | "Success" | "Error" => e.name.clone(),
         "WarningTip" => "Warning".into(),
         "Callout" | "Alert" | "CodexCallout" | "Aside" => {
             let kind = e
@@ -70,7 +74,11 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
     if let Some(label) = callout_label(e) {
         let mut body = r.block(&e.children);
         if let Some(d) = e.attr("description") {
-            body = if body.is_empty() { d } else { format!("{d}\n\n{body}") };
+            body = if body.is_empty() {
+                d
+            } else {
+                format!("{d}\n\n{body}")
+            };
         }
         return Some(Out::Block(callout(&label, &body)));
     }
@@ -78,17 +86,27 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         "Steps" | "WorkflowSteps" if has_child(e, "Step") => block_or_nothing(steps(r, e)),
         "Step" => block_or_nothing(step(r, e, None)),
         "Tabs" if has_child(e, "Tab") => block_or_nothing(labelled_children(r, e, "Tab")),
-        "Tab" => block_or_nothing(titled(&e.attr("title").unwrap_or_default(), &r.block(&e.children))),
-        "CodeGroup" | "RequestExample" | "ResponseExample" => block_or_nothing(r.block(&e.children)),
+        "Tab" => block_or_nothing(titled(
+            &e.attr("title").unwrap_or_default(),
+            &r.block(&e.children),
+        )),
+        "CodeGroup" | "RequestExample" | "ResponseExample" => {
+            block_or_nothing(r.block(&e.children))
+        }
         "CardGroup" | "Columns" => block_or_nothing(card_group(r, e)),
         "Card" => block_or_nothing(card(r, e)),
         "AccordionGroup" => block_or_nothing(r.block(&e.children)),
-        "Accordion" | "Expandable" | "ToggleSection" => {
-            block_or_nothing(titled(&e.attr("title").unwrap_or_default(), &r.block(&e.children)))
-        }
+        "Accordion" | "Expandable" | "ToggleSection" => block_or_nothing(titled(
+            &e.attr("title").unwrap_or_default(),
+            &r.block(&e.children),
+        )),
         "Frame" => {
             let body = r.block(&e.children);
-            let out = match e.attr("caption").map(|c| collapse_ws(&c)).filter(|c| !c.is_empty()) {
+            let out = match e
+                .attr("caption")
+                .map(|c| collapse_ws(&c))
+                .filter(|c| !c.is_empty())
+            {
                 Some(c) if body.is_empty() => format!("*{c}*"),
                 Some(c) => format!("{body}\n\n*{c}*"),
                 None => body,
@@ -97,7 +115,9 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         }
         "Update" => block_or_nothing(update(r, e)),
         "ResponseField" | "ParamField" | "Field" => block_or_nothing(field(r, e)),
-        "Tree" | "Tree.Folder" | "Tree.File" => block_or_nothing(tree(r, std::slice::from_ref(&Node::Elem(e.clone())), 0)),
+        "Tree" | "Tree.Folder" | "Tree.File" => {
+            block_or_nothing(tree(std::slice::from_ref(&Node::Elem(e.clone())), 0))
+        }
         "Kbd" => Out::Inline(mdx::code_span(&collapse_ws(&r.plain(&e.children)))),
         "SlackInlineMessage" => match e.attr("message") {
             Some(m) => Out::Inline(mdx::code_span(&m)),
@@ -111,7 +131,9 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
 }
 
 fn has_child(e: &Elem, name: &str) -> bool {
-    e.children.iter().any(|c| matches!(c, Node::Elem(x) if x.name == name))
+    e.children
+        .iter()
+        .any(|c| matches!(c, Node::Elem(x) if x.name == name))
 }
 
 /// Render each child separately, skipping whitespace between them.
@@ -151,7 +173,10 @@ fn steps(r: &Renderer, e: &Elem) -> String {
 /// headings on the live page (no id), so they are not Markdown headings here.
 fn step(r: &Renderer, s: &Elem, n: Option<usize>) -> String {
     let body = r.block(&s.children);
-    let title = s.attr("title").map(|t| collapse_ws(&t)).filter(|t| !t.is_empty());
+    let title = s
+        .attr("title")
+        .map(|t| collapse_ws(&t))
+        .filter(|t| !t.is_empty());
     let Some(n) = n else {
         return titled(&title.unwrap_or_default(), &body);
     };
@@ -167,7 +192,10 @@ fn step(r: &Renderer, s: &Elem, n: Option<usize>) -> String {
             if rest.is_empty() {
                 format!("{marker}{first}")
             } else {
-                format!("{marker}{first}\n{}", indent(&rest.join("\n"), marker.len()))
+                format!(
+                    "{marker}{first}\n{}",
+                    indent(&rest.join("\n"), marker.len())
+                )
             }
         }
     }
@@ -176,7 +204,8 @@ fn step(r: &Renderer, s: &Elem, n: Option<usize>) -> String {
 /// Tabs and similar: each child as a bold label line followed by its content.
 fn labelled_children(r: &Renderer, e: &Elem, child: &str) -> String {
     rendered_children(r, e, |t| {
-        (t.name == child).then(|| titled(&t.attr("title").unwrap_or_default(), &r.block(&t.children)))
+        (t.name == child)
+            .then(|| titled(&t.attr("title").unwrap_or_default(), &r.block(&t.children)))
     })
     .join("\n\n")
 }
@@ -200,11 +229,24 @@ fn card(r: &Renderer, e: &Elem) -> String {
         (true, true) => String::new(),
     };
     if body.is_empty() {
-        return if head.is_empty() { String::new() } else { format!("- {head}") };
+        return if head.is_empty() {
+            String::new()
+        } else {
+            format!("- {head}")
+        };
     }
-    if !body.contains("\n\n") && !body.contains("```") && !body.lines().any(|l| l.trim_start().starts_with(['-', '*', '|', '>', '#'])) {
+    if !body.contains("\n\n")
+        && !body.contains("```")
+        && !body
+            .lines()
+            .any(|l| l.trim_start().starts_with(['-', '*', '|', '>', '#']))
+    {
         let b = collapse_ws(&body);
-        return if head.is_empty() { format!("- {b}") } else { format!("- {head}: {b}") };
+        return if head.is_empty() {
+            format!("- {b}")
+        } else {
+            format!("- {head}: {b}")
+        };
     }
     if head.is_empty() {
         format!("- {}", indent(&body, 2).trim_start())
@@ -218,12 +260,19 @@ fn card(r: &Renderer, e: &Elem) -> String {
 fn update(r: &Renderer, e: &Elem) -> String {
     let body = r.block(&e.children);
     let label = e.attr("label").map(|l| collapse_ws(&l)).unwrap_or_default();
-    let mut meta = e.attr("description").map(|d| collapse_ws(&d)).unwrap_or_default();
+    let mut meta = e
+        .attr("description")
+        .map(|d| collapse_ws(&d))
+        .unwrap_or_default();
     if let Some(tags) = e.expr("tags") {
         if let Some(mdx::Js::Arr(items)) = mdx::JsParser::new(tags, 0).value() {
             let tags: Vec<String> = items.iter().filter_map(mdx::Js::text).collect();
             if !tags.is_empty() {
-                meta = if meta.is_empty() { tags.join(", ") } else { format!("{meta} ({})", tags.join(", ")) };
+                meta = if meta.is_empty() {
+                    tags.join(", ")
+                } else {
+                    format!("{meta} ({})", tags.join(", "))
+                };
             }
         }
     }
@@ -254,13 +303,21 @@ fn field(r: &Renderer, e: &Elem) -> String {
     if let Some(d) = e.attr("default").filter(|d| !d.is_empty()) {
         facts.push(format!("default: {}", mdx::code_span(&d)));
     }
-    let mut head = if name.is_empty() { String::new() } else { format!("**{}**", mdx::code_span(&name)) };
+    let mut head = if name.is_empty() {
+        String::new()
+    } else {
+        format!("**{}**", mdx::code_span(&name))
+    };
     if !facts.is_empty() {
         head = format!("{head} ({})", facts.join(", ")).trim().to_string();
     }
     let body = r.block(&e.children);
     if body.is_empty() {
-        return if head.is_empty() { String::new() } else { format!("- {head}") };
+        return if head.is_empty() {
+            String::new()
+        } else {
+            format!("- {head}")
+        };
     }
     if !body.contains("\n\n") && !body.contains("```") && !body.contains("\n- ") {
         return format!("- {head}: {}", collapse_ws(&body));
@@ -268,16 +325,16 @@ fn field(r: &Renderer, e: &Elem) -> String {
     format!("- {head}\n\n{}", indent(&body, 2))
 }
 
-fn tree(r: &Renderer, nodes: &[Node], depth: usize) -> String {
+fn tree(nodes: &[Node], depth: usize) -> String {
     let mut lines = Vec::new();
     for n in nodes {
         let Node::Elem(e) = n else { continue };
         let pad = "  ".repeat(depth);
         match e.name.as_str() {
-            "Tree" => lines.push(tree(r, &e.children, depth)),
+            "Tree" => lines.push(tree(&e.children, depth)),
             "Tree.Folder" => {
                 lines.push(format!("{pad}- {}/", e.attr("name").unwrap_or_default()));
-                let inner = tree(r, &e.children, depth + 1);
+                let inner = tree(&e.children, depth + 1);
                 if !inner.is_empty() {
                     lines.push(inner);
                 }
@@ -303,7 +360,10 @@ mod tests {
         let n = norm("> ## Documentation Index\n> Fetch the complete documentation index at: https://code.claude.com/docs/llms.txt\n> Use this file to discover all available pages before exploring further.\n\n# Overview\n\n> Claude Code is a tool.\n\nBody [link](/docs/en/x.md).\n");
         assert_eq!(n.title, "Overview");
         assert_eq!(n.description, "Claude Code is a tool.");
-        assert_eq!(n.markdown, "Body [link](https://code.claude.com/docs/en/x).");
+        assert_eq!(
+            n.markdown,
+            "Body [link](https://code.claude.com/docs/en/x)."
+        );
         assert!(n.heading_ids.is_empty());
     }
 
@@ -326,6 +386,9 @@ mod tests {
     #[test]
     fn tree_and_expandable() {
         let src = "# T\n\n<Tree>\n  <Tree.Folder name=\"src\" defaultOpen>\n    <Tree.File name=\"main.rs\" />\n  </Tree.Folder>\n</Tree>\n\n<Expandable title=\"properties\">\n  <ResponseField name=\"a\" type=\"int\">A.</ResponseField>\n</Expandable>";
-        assert_eq!(norm(src).markdown, "- src/\n  - main.rs\n\n**properties**\n\n- **`a`** (`int`): A.");
+        assert_eq!(
+            norm(src).markdown,
+            "- src/\n  - main.rs\n\n**properties**\n\n- **`a`** (`int`): A."
+        );
     }
 }

@@ -65,7 +65,12 @@ pub enum NormalizeError {
 ///
 /// Markdown alternates of the Markdown families go to their adapters; HTML
 /// bodies, and the HTML-only families, go to the HTML adapters.
-pub fn normalize(family: Family, kind: BodyKind, body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+pub fn normalize(
+    family: Family,
+    kind: BodyKind,
+    body: &str,
+    public_url: &str,
+) -> Result<Normalized, NormalizeError> {
     match (family, kind) {
         (Family::Sphinx | Family::Leapview, _) | (_, BodyKind::Html) => {
             crate::normalize::html_dispatch(family, body, public_url)

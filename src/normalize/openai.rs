@@ -8,8 +8,8 @@
 //! The twins have no description line; the description stays empty.
 
 use super::mdx::{
-    self, block_or_nothing, code_span, collapse_ws, heading_with_id, indent, table_cell, titled, Dialect, Elem, Js,
-    JsParser, Node, Out, Renderer,
+    self, block_or_nothing, code_span, collapse_ws, heading_with_id, indent, table_cell, titled,
+    Dialect, Elem, Js, JsParser, Node, Out, Renderer,
 };
 use super::{NormalizeError, Normalized};
 
@@ -32,23 +32,34 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
             block_or_nothing(slotted(r, e, "options", "value", "data-value"))
         }
         "CodexScreenshot" => {
-            let src = e.attr("lightSrc").or_else(|| e.attr("src")).or_else(|| e.attr("darkSrc"));
+            let src = e
+                .attr("lightSrc")
+                .or_else(|| e.attr("src"))
+                .or_else(|| e.attr("darkSrc"));
             match src {
-                Some(s) => Out::Block(format!("![{}]({s})", collapse_ws(&e.attr("alt").unwrap_or_default()))),
+                Some(s) => Out::Block(format!(
+                    "![{}]({s})",
+                    collapse_ws(&e.attr("alt").unwrap_or_default())
+                )),
                 None => Out::Nothing,
             }
         }
         "YouTubeEmbed" => match e.attr("videoId") {
             Some(id) => {
                 let title = e.attr("title").unwrap_or_else(|| "Video".into());
-                Out::Block(format!("[Video: {}](https://www.youtube.com/watch?v={id})", collapse_ws(&title)))
+                Out::Block(format!(
+                    "[Video: {}](https://www.youtube.com/watch?v={id})",
+                    collapse_ws(&title)
+                ))
             }
             None => Out::Nothing,
         },
         "CtaPillLink" | "ButtonLink" => {
             let label = e.attr("label").unwrap_or_else(|| r.inline(&e.children));
             match e.attr("href") {
-                Some(h) if !label.is_empty() => Out::Block(format!("[{}]({h})", collapse_ws(&label))),
+                Some(h) if !label.is_empty() => {
+                    Out::Block(format!("[{}]({h})", collapse_ws(&label)))
+                }
                 _ if !label.is_empty() => Out::Block(label),
                 _ => Out::Nothing,
             }
@@ -87,7 +98,10 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         "PricingCard" => block_or_nothing(pricing_card(r, e)),
         "ModelDetails" => block_or_nothing(model_details(e)),
         "CodexPlanFeatureMatrix" => block_or_nothing(feature_matrix(r, e)),
-        "ToggleSection" => block_or_nothing(titled(&e.attr("title").unwrap_or_default(), &r.block(&e.children))),
+        "ToggleSection" => block_or_nothing(titled(
+            &e.attr("title").unwrap_or_default(),
+            &r.block(&e.children),
+        )),
         "ElevatedRiskBadge" => Out::Nothing,
         _ => return None,
     };
@@ -116,18 +130,36 @@ fn config_table(r: &Renderer, e: &Elem) -> String {
     let Some(opts) = options(r, e, "options") else {
         return String::new();
     };
-    let second = e.attr("secondColumnTitle").unwrap_or_else(|| "Type / Values".into());
-    let second_key = e.attr("secondColumnVariant").unwrap_or_else(|| "type".into());
-    let mut out = format!("| Key | {} | Details |\n| --- | --- | --- |\n", table_cell(&second));
+    let second = e
+        .attr("secondColumnTitle")
+        .unwrap_or_else(|| "Type / Values".into());
+    let second_key = e
+        .attr("secondColumnVariant")
+        .unwrap_or_else(|| "type".into());
+    let mut out = format!(
+        "| Key | {} | Details |\n| --- | --- | --- |\n",
+        table_cell(&second)
+    );
     let mut any = false;
     for row in rows(&opts) {
-        let Some(key) = row.str_of("key") else { continue };
+        let Some(key) = row.str_of("key") else {
+            continue;
+        };
         any = true;
-        let kind = row.str_of(&second_key).or_else(|| row.str_of("type")).unwrap_or_default();
-        let kind = if second_key == "type" { code_span(&kind) } else { kind };
+        let kind = row
+            .str_of(&second_key)
+            .or_else(|| row.str_of("type"))
+            .unwrap_or_default();
+        let kind = if second_key == "type" {
+            code_span(&kind)
+        } else {
+            kind
+        };
         let mut details = row.str_of("description").unwrap_or_default();
         if let Some(d) = row.str_of("defaultValue").or_else(|| row.str_of("default")) {
-            details = format!("{details} Default: {}.", code_span(&d)).trim().to_string();
+            details = format!("{details} Default: {}.", code_span(&d))
+                .trim()
+                .to_string();
         }
         out.push_str(&format!(
             "| {} | {} | {} |\n",
@@ -149,7 +181,9 @@ fn glossary_table(r: &Renderer, e: &Elem) -> String {
     };
     let mut out = String::from("| Term | Applies to | Definition |\n| --- | --- | --- |\n");
     for row in rows(&opts) {
-        let Some(key) = row.str_of("key") else { continue };
+        let Some(key) = row.str_of("key") else {
+            continue;
+        };
         let term = match row.str_of("href") {
             Some(h) => format!("[{key}]({h})"),
             None => key,
@@ -167,7 +201,9 @@ fn glossary_table(r: &Renderer, e: &Elem) -> String {
 fn file_tree(r: &Renderer, e: &Elem) -> String {
     fn walk(items: &[Js], depth: usize, out: &mut Vec<String>) {
         for it in items {
-            let Some(name) = it.str_of("name") else { continue };
+            let Some(name) = it.str_of("name") else {
+                continue;
+            };
             let pad = "  ".repeat(depth);
             match it.str_of("comment") {
                 Some(c) => out.push(format!("{pad}- {} — {c}", code_span(&name))),
@@ -205,9 +241,12 @@ fn slotted(r: &Renderer, e: &Elem, prop: &str, id_key: &str, slot_attr: &str) ->
             continue;
         }
         let label = match c {
-            Node::Elem(p) => p
-                .attr(slot_attr)
-                .and_then(|s| labels.iter().find(|(id, _)| *id == s).map(|(_, l)| l.clone())),
+            Node::Elem(p) => p.attr(slot_attr).and_then(|s| {
+                labels
+                    .iter()
+                    .find(|(id, _)| *id == s)
+                    .map(|(_, l)| l.clone())
+            }),
             _ => None,
         };
         parts.push(titled(&label.unwrap_or_default(), &rendered));
@@ -223,10 +262,17 @@ fn pricing_card(r: &Renderer, e: &Elem) -> String {
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    if let Some(interval) = e.attr("interval").filter(|s| !s.is_empty() && !price.is_empty()) {
+    if let Some(interval) = e
+        .attr("interval")
+        .filter(|s| !s.is_empty() && !price.is_empty())
+    {
         price.push_str(&interval);
     }
-    let mut head = if name.is_empty() { String::new() } else { format!("**{name}**") };
+    let mut head = if name.is_empty() {
+        String::new()
+    } else {
+        format!("**{name}**")
+    };
     if !price.is_empty() {
         head = format!("{head} ({price})").trim().to_string();
     }
@@ -252,7 +298,12 @@ fn feature_matrix(r: &Renderer, e: &Elem) -> String {
         .map(rows)
         .unwrap_or_default()
         .iter()
-        .filter_map(|p| Some((p.str_of("id")?, p.str_of("label").or_else(|| p.str_of("shortLabel"))?)))
+        .filter_map(|p| {
+            Some((
+                p.str_of("id")?,
+                p.str_of("label").or_else(|| p.str_of("shortLabel"))?,
+            ))
+        })
         .collect();
     if plans.is_empty() {
         return String::new();
@@ -261,12 +312,18 @@ fn feature_matrix(r: &Renderer, e: &Elem) -> String {
     for section in data.get("sections").map(rows).unwrap_or_default() {
         let mut table = format!(
             "| Feature | {} |\n|{}",
-            plans.iter().map(|(_, l)| table_cell(l)).collect::<Vec<_>>().join(" | "),
+            plans
+                .iter()
+                .map(|(_, l)| table_cell(l))
+                .collect::<Vec<_>>()
+                .join(" | "),
             " --- |".repeat(plans.len() + 1)
         );
         let mut any = false;
         for f in section.get("features").map(rows).unwrap_or_default() {
-            let Some(name) = f.str_of("name") else { continue };
+            let Some(name) = f.str_of("name") else {
+                continue;
+            };
             any = true;
             let name = match f.str_of("href") {
                 Some(h) => format!("[{name}]({h})"),
@@ -276,14 +333,24 @@ fn feature_matrix(r: &Renderer, e: &Elem) -> String {
                 .iter()
                 .map(|(id, _)| {
                     let v = f.get("availability").and_then(|a| a.get(id));
-                    let text = v.and_then(Js::text).or_else(|| v.and_then(|v| v.str_of("label"))).unwrap_or_default();
+                    let text = v
+                        .and_then(Js::text)
+                        .or_else(|| v.and_then(|v| v.str_of("label")))
+                        .unwrap_or_default();
                     table_cell(&text)
                 })
                 .collect();
-            table.push_str(&format!("\n| {} | {} |", table_cell(&name), cells.join(" | ")));
+            table.push_str(&format!(
+                "\n| {} | {} |",
+                table_cell(&name),
+                cells.join(" | ")
+            ));
         }
         if any {
-            let title = section.str_of("title").map(|t| format!("**{t}**\n\n")).unwrap_or_default();
+            let title = section
+                .str_of("title")
+                .map(|t| format!("**{t}**\n\n"))
+                .unwrap_or_default();
             out.push(format!("{title}{table}"));
         }
     }
@@ -308,7 +375,13 @@ fn model_details(e: &Elem) -> String {
             .map(rows)
             .unwrap_or_default()
             .iter()
-            .filter_map(|f| Some(format!("- **{}**: {}", f.str_of("title")?, f.str_of("value")?)))
+            .filter_map(|f| {
+                Some(format!(
+                    "- **{}**: {}",
+                    f.str_of("title")?,
+                    f.str_of("value")?
+                ))
+            })
             .collect();
         if !facts.is_empty() {
             out.push_str(&format!("\n\n{}", facts.join("\n")));
@@ -348,7 +421,16 @@ mod tests {
     #[test]
     fn model_details_keep_the_live_anchor() {
         let n = norm("# Models\n\n<ModelDetails client:load name=\"gpt-5.5\" slug=\"gpt-5.5\" description=\"Newest.\" data={{ features: [{ title: \"Speed\", value: \"fast\" }] }} />\n\n## Other\n");
-        assert_eq!(n.markdown, "### gpt-5.5\n\nNewest.\n\n- **Speed**: fast\n\n## Other");
-        assert_eq!(n.heading_ids, vec!["model-gpt-5.5".to_string(), crate::section::COMPUTE_SLUG.to_string()]);
+        assert_eq!(
+            n.markdown,
+            "### gpt-5.5\n\nNewest.\n\n- **Speed**: fast\n\n## Other"
+        );
+        assert_eq!(
+            n.heading_ids,
+            vec![
+                "model-gpt-5.5".to_string(),
+                crate::section::COMPUTE_SLUG.to_string()
+            ]
+        );
     }
 }

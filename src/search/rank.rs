@@ -17,6 +17,9 @@ const CANDIDATES: usize = 200;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
+/// A filter on candidate sections: (source, section number) → keep?
+pub type SectionFilter<'a> = &'a dyn Fn(&LoadedSource, usize) -> bool;
+
 /// A scored candidate section.
 #[derive(Debug, Clone)]
 pub struct Scored {
@@ -48,7 +51,7 @@ impl Library {
         &self,
         sources: &[usize],
         query: &str,
-        keep: Option<&dyn Fn(&LoadedSource, usize) -> bool>,
+        keep: Option<SectionFilter<'_>>,
     ) -> Vec<Scored> {
         let mut groups = query_groups(query);
         if groups.is_empty() {
@@ -105,7 +108,7 @@ impl Library {
         &self,
         sources: &[usize],
         query: &str,
-        keep: Option<&dyn Fn(&LoadedSource, usize) -> bool>,
+        keep: Option<SectionFilter<'_>>,
     ) -> Vec<PageHit> {
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
