@@ -71,6 +71,9 @@ enum Cmd {
         /// LeapView version docs_search answers for (default: the newest loaded).
         #[arg(long)]
         leapview_version: Option<String>,
+        /// Seconds between looks for newer artifacts (0: never reload).
+        #[arg(long, default_value_t = 10)]
+        reload_secs: u64,
     },
     /// Show a Godot class from the class reference (or one of its members).
     Class {
@@ -154,6 +157,7 @@ fn run(cli: Cli) -> Result<i32> {
             allow_origins,
             tools,
             leapview_version,
+            reload_secs,
         } => {
             let mut lib = load_library(&artifacts)?;
             if let Some(v) = &leapview_version {
@@ -165,13 +169,24 @@ fn run(cli: Cli) -> Result<i32> {
                     bail!("--leapview-version {v}: no LeapView {v} artifact under `{}`", artifacts.display());
                 }
             }
-            lib.leapview_version = leapview_version;
+            lib.leapview_version = leapview_version.clone();
             let families = match &tools {
                 Some(t) => ToolFamily::parse_list(t).map_err(anyhow::Error::msg)?,
                 None => docsnap::serve::families_for(&lib),
             };
             let handle = Arc::new(RwLock::new(Arc::new(lib)));
             let rt = runtime()?;
+            if reload_secs > 0 {
+                let _guard = rt.enter();
+                docsnap::serve::reload::spawn(
+                    handle.clone(),
+                    docsnap::serve::reload::ReloadOptions {
+                        dir: artifacts.clone(),
+                        every: std::time::Duration::from_secs(reload_secs),
+                        leapview_version,
+                    },
+                );
+            }
             if stdio {
                 rt.block_on(docsnap::serve::serve_stdio_with(handle, &families))?;
             } else if let Some(addr) = http {

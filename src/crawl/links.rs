@@ -22,7 +22,7 @@ pub fn extract(html: &str, base: &str) -> Vec<String> {
             continue;
         }
         if let Ok(mut u) = base.join(href) {
-            if u.scheme() == "http" || u.scheme() == "https" {
+            if (u.scheme() == "http" || u.scheme() == "https") && !is_asset(u.path()) {
                 u.set_fragment(None);
                 out.push(u.to_string());
             }
@@ -31,13 +31,25 @@ pub fn extract(html: &str, base: &str) -> Vec<String> {
     out
 }
 
+/// Links to images, media, archives and other non-pages are not followed.
+fn is_asset(path: &str) -> bool {
+    const EXT: &[&str] = &[
+        "png", "jpg", "jpeg", "gif", "webp", "svg", "ico", "bmp", "avif", "mp4", "webm", "ogg",
+        "mp3", "wav", "zip", "gz", "tgz", "tar", "7z", "pdf", "css", "js", "woff", "woff2", "ttf",
+        "otf", "eot", "wasm", "exe", "dmg", "apk", "json", "xml",
+    ];
+    path.rsplit_once('.')
+        .map(|(_, ext)| EXT.contains(&ext.to_ascii_lowercase().as_str()))
+        .unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn resolves_relative_links_and_drops_fragments() {
-        let html = r##"<a href="class_node.html#x">n</a><a href="#top">t</a><a href="../index.html">i</a><a href="mailto:a@b">m</a><a href="https://other.example/">o</a>"##;
+        let html = r##"<a href="class_node.html#x">n</a><a href="#top">t</a><a href="../index.html">i</a><a href="mailto:a@b">m</a><a href="https://other.example/">o</a><a href="img/a.webp">i</a>"##;
         let l = extract(html, "https://docs.godotengine.org/en/stable/classes/index.html");
         assert_eq!(
             l,

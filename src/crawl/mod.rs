@@ -317,6 +317,13 @@ pub async fn crawl_version(
                     error: None,
                 };
                 match f.status {
+                    200 if !is_page_type(&f.content_type, &fetched_url) => {
+                        out.stats.skipped_scope += 1;
+                        o.error = Some(format!(
+                            "not a page (content type `{}`); skipped",
+                            f.content_type
+                        ));
+                    }
                     200 => {
                         out.stats.fetched += 1;
                         let kind = if is_markdown(&f.content_type, &fetched_url) {
@@ -442,6 +449,16 @@ fn alternate_pair(listed: &str, prefer_markdown: bool) -> Option<(String, String
         return Some((md.to_string(), u.to_string()));
     }
     Some((u.to_string(), u.to_string()))
+}
+
+/// HTML, Markdown or plain text: what can be a documentation page.
+fn is_page_type(content_type: &str, url: &str) -> bool {
+    let ct = content_type.to_ascii_lowercase();
+    ct.is_empty()
+        || ct.contains("html")
+        || ct.contains("markdown")
+        || ct.starts_with("text/plain")
+        || url.ends_with(".md")
 }
 
 fn is_markdown(content_type: &str, url: &str) -> bool {

@@ -330,7 +330,8 @@ enum Tok {
     Text(String),
     Code(String),
     Fence(String),
-    Open(Elem, bool),
+    /// The element, whether it closes itself, and its source text.
+    Open(Elem, bool, String),
     Close(String),
 }
 
@@ -464,52 +465,75 @@ pub(crate) fn parse(src: &str) -> (Vec<Node>, HashMap<String, Js>) {
     (build_tree(lx.toks), exports)
 }
 
+/// Nest tokens into elements. A tag that is never closed is not a container:
+/// a component name stays as the text it was (`Promise<T>` in prose), an HTML
+/// tag is dropped, and what followed it stays where it was.
 fn build_tree(toks: Vec<Tok>) -> Vec<Node> {
-    let mut stack: Vec<Elem> = vec![Elem {
+    fn push(parent: &mut Vec<Node>, n: Node) {
+        if let (Node::Text(t), Some(Node::Text(prev))) = (&n, parent.last_mut()) {
+            prev.push_str(t);
+            return;
+        }
+        parent.push(n);
+    }
+    /// Pop the top element, closed (`closed`) or abandoned.
+    fn pop(stack: &mut Vec<(Elem, String)>, closed: bool) {
+        let Some((done, raw)) = stack.pop() else {
+            return;
+        };
+        let Some((parent, _)) = stack.last_mut() else {
+            return;
+        };
+        if closed {
+            push(&mut parent.children, Node::Elem(done));
+            return;
+        }
+        if done.name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            push(&mut parent.children, Node::Text(raw));
+        }
+        for c in done.children {
+            push(&mut parent.children, c);
+        }
+    }
+    let root = Elem {
         name: "#root".into(),
         attrs: Vec::new(),
         children: Vec::new(),
         line_start: true,
-    }];
-    let push = |stack: &mut Vec<Elem>, n: Node| {
-        if let Some(top) = stack.last_mut() {
-            if let (Node::Text(t), Some(Node::Text(prev))) = (&n, top.children.last_mut()) {
-                prev.push_str(t);
-                return;
-            }
-            top.children.push(n);
+    };
+    let mut stack: Vec<(Elem, String)> = vec![(root, String::new())];
+    let push_top = |stack: &mut Vec<(Elem, String)>, n: Node| {
+        if let Some((top, _)) = stack.last_mut() {
+            push(&mut top.children, n);
         }
     };
     for t in toks {
         match t {
-            Tok::Text(s) => push(&mut stack, Node::Text(s)),
-            Tok::Code(s) => push(&mut stack, Node::Code(s)),
-            Tok::Fence(s) => push(&mut stack, Node::Fence(s)),
-            Tok::Open(e, self_closing) => {
+            Tok::Text(s) => push_top(&mut stack, Node::Text(s)),
+            Tok::Code(s) => push_top(&mut stack, Node::Code(s)),
+            Tok::Fence(s) => push_top(&mut stack, Node::Fence(s)),
+            Tok::Open(e, self_closing, raw) => {
                 if self_closing || VOID.contains(&e.name.as_str()) {
-                    push(&mut stack, Node::Elem(e));
+                    push_top(&mut stack, Node::Elem(e));
                 } else {
-                    stack.push(e);
+                    stack.push((e, raw));
                 }
             }
             Tok::Close(name) => {
-                let pos = stack.iter().rposition(|e| e.name == name);
+                let pos = stack.iter().rposition(|(e, _)| e.name == name);
                 if let Some(p) = pos.filter(|&p| p > 0) {
-                    while stack.len() > p {
-                        if let Some(done) = stack.pop() {
-                            push(&mut stack, Node::Elem(done));
-                        }
+                    while stack.len() > p + 1 {
+                        pop(&mut stack, false);
                     }
+                    pop(&mut stack, true);
                 }
             }
         }
     }
     while stack.len() > 1 {
-        if let Some(done) = stack.pop() {
-            push(&mut stack, Node::Elem(done));
-        }
+        pop(&mut stack, false);
     }
-    stack.pop().map(|r| r.children).unwrap_or_default()
+    stack.pop().map(|(r, _)| r.children).unwrap_or_default()
 }
 
 struct Lexer<'a> {
@@ -839,6 +863,7 @@ impl Lexer<'_> {
                         line_start,
                     },
                     self_closing,
+                    self.src[self.pos..end].to_string(),
                 ));
                 self.pos = end;
             }
@@ -2212,6 +2237,14 @@ mod tests {
         assert_eq!(h.title, "codex CLI");
         assert_eq!(h.description, "One line two.");
         assert_eq!(rest.trim(), "Body");
+    }
+
+    #[test]
+    fn unclosed_tags_are_not_containers() {
+        assert_eq!(
+            md("Returns a Promise<T> of <b>results and <Note>ok</Note>"),
+            "Returns a Promise<T> of results and\n\n> **Note:** ok"
+        );
     }
 
     #[test]

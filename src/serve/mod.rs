@@ -12,6 +12,7 @@
 //! while protocol errors usually reach it only as an opaque failure.
 
 pub mod http;
+pub mod reload;
 pub mod tools;
 pub mod validate;
 

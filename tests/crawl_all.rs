@@ -1,0 +1,387 @@
+//! The crawl on all six mirrored sites: completeness against each site's own
+//! index, politeness under injected faults, incremental rebuilds with 304s,
+//! and resuming a build killed with SIGKILL.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use docsnap::util::canonical_page_key;
+
+/// Links of a Mintlify-style llms.txt (`- [Title](url)`), `.md` dropped;
+/// links under a heading named in `skip_sections` are left out.
+fn llms_links(file: &Path, skip_sections: &[&str]) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let re = regex::Regex::new(r"\]\((https?://[^)\s]+)\)").unwrap();
+    let mut skip = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            skip = skip_sections.contains(&h.trim());
+            continue;
+        }
+        if skip {
+            continue;
+        }
+        for c in re.captures_iter(line) {
+            out.push(c[1].strip_suffix(".md").unwrap_or(&c[1]).to_string());
+        }
+    }
+    out
+}
+
+/// Does the mirror hold a page for this public URL (by the mirror's file rules)?
+fn mirrored(sites: &Path, url: &str) -> bool {
+    let rest = url.split_once("://").unwrap().1;
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let base = sites.join(host);
+    let p = base.join(path);
+    path.is_empty() && base.join("index.html").is_file()
+        || p.is_file()
+        || p.with_extension(
+            p.extension()
+                .map(|e| format!("{}.html", e.to_string_lossy()))
+                .unwrap_or_else(|| "html".into()),
+        )
+        .is_file()
+        || base.join(format!("{path}.html")).is_file()
+        || p.join("index.html").is_file()
+}
+
+/// Pages reachable from `start` by following `href`s within `prefix`,
+/// computed from the mirror's files alone.
+fn reachable(sites: &Path, start: &str, prefix: &str) -> BTreeSet<String> {
+    let href = regex::Regex::new(r##"href="([^"#]*)(?:#[^"]*)?""##).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut queue = vec![start.to_string()];
+    while let Some(u) = queue.pop() {
+        let key = canonical_page_key(&u);
+        if !seen.insert(key) {
+            continue;
+        }
+        let rest = u.split_once("://").unwrap().1;
+        let (host, path) = rest.split_once('/').unwrap();
+        let path = docsnap::util::percent_decode(path);
+        let file = if path.ends_with('/') || path.is_empty() {
+            sites.join(host).join(&path).join("index.html")
+        } else {
+            sites.join(host).join(&path)
+        };
+        let Ok(html) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let base = url::Url::parse(&u).unwrap();
+        for c in href.captures_iter(&html) {
+            let h = &c[1];
+            if h.is_empty() {
+                continue;
+            }
+            if let Ok(v) = base.join(h) {
+                let s = v.to_string();
+                if s.starts_with(prefix) && s.ends_with(".html") || s.ends_with('/') && s.starts_with(prefix) {
+                    let decoded = docsnap::util::percent_decode(&s);
+                    let rest = decoded.split_once("://").unwrap().1;
+                    let (h2, p2) = rest.split_once('/').unwrap();
+                    let f = if p2.ends_with('/') {
+                        sites.join(h2).join(p2).join("index.html")
+                    } else {
+                        sites.join(h2).join(p2)
+                    };
+                    if f.is_file() {
+                        queue.push(s);
+                    }
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// The expected set of page keys per (source, version), derived from the
+/// mirror's own files.
+fn expected(sites: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let mut m = BTreeMap::new();
+    let keys = |v: Vec<String>| -> BTreeSet<String> {
+        v.iter()
+            .filter(|u| mirrored(sites, u))
+            .map(|u| canonical_page_key(u))
+            .collect()
+    };
+    m.insert(
+        ("claude-code".into(), "current".into()),
+        keys(llms_links(&sites.join("code.claude.com/docs/llms.txt"), &[])),
+    );
+    m.insert(
+        ("mcp".into(), "current".into()),
+        keys(llms_links(&sites.join("modelcontextprotocol.io/llms.txt"), &[])),
+    );
+    m.insert(
+        ("cursor".into(), "current".into()),
+        keys(llms_links(&sites.join("cursor.com/llms.txt"), &[])),
+    );
+    m.insert(
+        ("codex".into(), "current".into()),
+        keys(llms_links(
+            &sites.join("developers.openai.com/codex/llms.txt"),
+            &["Documentation sets"],
+        )),
+    );
+    m.insert(
+        ("godot".into(), "stable".into()),
+        reachable(
+            sites,
+            "https://docs.godotengine.org/en/stable/index.html",
+            "https://docs.godotengine.org/en/stable/",
+        ),
+    );
+    for v in ["3.1", "3.2"] {
+        let text =
+            std::fs::read_to_string(sites.join(format!("docs.leapview.example/v{v}/manifest.json")))
+                .unwrap();
+        let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let urls = j["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["url"].as_str().unwrap().to_string())
+            .collect();
+        m.insert(("leapview".into(), v.to_string()), keys(urls));
+    }
+    m
+}
+
+fn built_pages(out: &Path, source: &str, version: &str) -> (BTreeSet<String>, serde_json::Value) {
+    let art = only_artifact(out, source, version);
+    let pages = read_jsonl(&art.join("pages.jsonl"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(art.join("manifest.json")).unwrap()).unwrap();
+    (
+        pages
+            .iter()
+            .map(|p| canonical_page_key(p["url"].as_str().unwrap()))
+            .collect(),
+        manifest,
+    )
+}
+
+fn assert_sets(out: &Path, want: &BTreeMap<(String, String), BTreeSet<String>>) {
+    for ((s, v), exp) in want {
+        let (got, _) = built_pages(out, s, v);
+        let missing: Vec<_> = exp.difference(&got).take(10).collect();
+        let extra: Vec<_> = got.difference(exp).take(10).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{s} {v}: {} expected, {} built; missing {missing:?}; extra {extra:?}",
+            exp.len(),
+            got.len()
+        );
+    }
+}
+
+#[test]
+fn all_sources_build_completely_and_rebuild_with_304s() {
+    let sites = shared().join("sites");
+    let want = expected(&sites);
+    assert_eq!(want[&("godot".to_string(), "stable".to_string())].len(), 588);
+    assert_eq!(want[&("cursor".to_string(), "current".to_string())].len(), 102 - 0);
+
+    let mirror = Mirror::start(None, &[]);
+    let out = tempfile::tempdir().unwrap();
+    let outs = out.path().to_str().unwrap();
+    let (code, _, err) = run_docsnap(&["build", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert_sets(out.path(), &want);
+
+    // The Cursor llms.txt's pages that the mirror lacks are reported as broken links.
+    let art = only_artifact(out.path(), "cursor", "current");
+    let crawl = read_jsonl(&art.join("crawl.jsonl"));
+    let broken: Vec<_> = crawl.iter().filter(|o| o["status"] == 404).collect();
+    assert_eq!(broken.len(), 3, "{broken:?}");
+
+    // A second build against the unchanged mirror: conditional requests answered 304.
+    let first: BTreeMap<_, _> = want
+        .keys()
+        .map(|(s, v)| ((s.clone(), v.clone()), built_pages(out.path(), s, v).1["content_sha256"].clone()))
+        .collect();
+    std::thread::sleep(Duration::from_millis(1100)); // a new snapshot id (time-stamped)
+    let (code, _, err) = run_docsnap(&["build", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert_sets(out.path(), &want);
+    let (mut pages, mut not_modified) = (0usize, 0usize);
+    for (s, v) in want.keys() {
+        let art = only_artifact(out.path(), s, v);
+        let (_, m) = built_pages(out.path(), s, v);
+        assert_eq!(m["content_sha256"], first[&(s.clone(), v.clone())], "{s} {v}");
+        for o in read_jsonl(&art.join("crawl.jsonl")) {
+            if o["status"] == 200 || o["status"] == 304 {
+                pages += 1;
+                if o["status"] == 304 {
+                    not_modified += 1;
+                }
+            }
+        }
+    }
+    let share = not_modified as f64 / pages as f64;
+    eprintln!("second build: {not_modified}/{pages} answered 304 ({:.1} %)", share * 100.0);
+    assert!(share >= 0.95, "only {not_modified}/{pages} pages answered 304");
+}
+
+#[test]
+fn faulty_mirror_gives_the_same_pages_politely() {
+    let sites = shared().join("sites");
+    let want = expected(&sites);
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("requests.jsonl");
+    let mirror = Mirror::start(
+        None,
+        &[
+            "--faults",
+            "seed=3,p429=0.1,p500=0.1,ptrunc=0.05,pslow=0.02,fails=2,max_rps=50",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let outs = out.path().to_str().unwrap();
+    let rate = 40u32;
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        &rate.to_string(),
+        "--concurrency",
+        "8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_sets(out.path(), &want);
+    drop(mirror);
+
+    // The request log: nothing outside the sources' scopes, no host above the rate.
+    let cfg = docsnap::config::Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"))
+        .unwrap();
+    let mut allowed_prefixes: Vec<String> = Vec::new();
+    let mut discovery: HashSet<String> = HashSet::new();
+    for s in &cfg.sources {
+        for v in &s.versions {
+            allowed_prefixes.extend(v.scope.prefixes.iter().cloned());
+            for d in &v.discovery {
+                let u = match d {
+                    docsnap::config::Discovery::LlmsTxt { url }
+                    | docsnap::config::Discovery::Sitemap { url }
+                    | docsnap::config::Discovery::Manifest { url } => url,
+                    docsnap::config::Discovery::Links { start, .. } => start,
+                };
+                discovery.insert(u.clone());
+            }
+        }
+    }
+    let lines = read_jsonl(&log);
+    assert!(lines.len() > 1000, "only {} requests logged", lines.len());
+    let mut faults = 0;
+    let mut per_host: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for l in &lines {
+        let host = l["host"].as_str().unwrap();
+        let path = l["path"].as_str().unwrap();
+        let url = format!("https://{host}{path}");
+        let ok = path == "/robots.txt"
+            || discovery.contains(&url)
+            || allowed_prefixes.iter().any(|p| url.starts_with(p.as_str()));
+        assert!(ok, "request outside every scope: {url}");
+        if !l["fault"].is_null() {
+            faults += 1;
+        }
+        per_host.entry(host.to_string()).or_default().push(l["ts"].as_f64().unwrap());
+    }
+    assert!(faults > 50, "the fault injection did not happen ({faults} faults)");
+    for (host, mut ts) in per_host {
+        ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let mut max = 0;
+        let mut j = 0;
+        for i in 0..ts.len() {
+            while ts[i] - ts[j] >= 1.0 {
+                j += 1;
+            }
+            max = max.max(i - j + 1);
+        }
+        // The limiter allows `rate` per second plus a burst of one.
+        assert!(max <= rate as usize + 1, "{host}: {max} requests within one second");
+        let max_rps = lines
+            .iter()
+            .filter(|l| l["host"] == host.as_str() && l["fault"] == "max_rps")
+            .count();
+        assert_eq!(max_rps, 0, "{host}: the mirror's max_rps tripped {max_rps} times");
+    }
+}
+
+#[test]
+fn a_killed_build_resumes_without_refetching() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("requests.jsonl");
+    let mirror = Mirror::start(None, &["--log", log.to_str().unwrap()]);
+    let out = tempfile::tempdir().unwrap();
+    let outs = out.path().to_str().unwrap();
+    let mut child = std::process::Command::new(docsnap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["build", "--source", "godot", "--mirror", &mirror.url, "--out", outs, "--rate", "40"])
+        .env("DOCSNAP_LOG", "warn")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let entries = out.path().join("godot/stable/.journal/entries.jsonl");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let n = std::fs::read_to_string(&entries)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 150 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "journal did not grow");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        !out.path().join("godot/stable").read_dir().unwrap().any(|e| {
+            let n = e.unwrap().file_name().to_string_lossy().to_string();
+            !n.starts_with('.')
+        }),
+        "a killed build left an artifact"
+    );
+    // What the journal holds as finished (a torn last line does not count).
+    let done: HashSet<String> = std::fs::read_to_string(&entries)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|e| e["fetched"].as_str().unwrap().to_string())
+        .collect();
+    assert!(done.len() >= 150);
+    let before = read_jsonl(&log).len();
+
+    let (code, _, err) = run_docsnap(&["build", "--source", "godot", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let (got, _) = built_pages(out.path(), "godot", "stable");
+    assert_eq!(got.len(), 588);
+    assert!(!out.path().join("godot/stable/.journal").exists(), "journal left behind");
+    let after: Vec<_> = read_jsonl(&log).into_iter().skip(before).collect();
+    let refetched: Vec<String> = after
+        .iter()
+        .map(|l| format!("https://{}{}", l["host"].as_str().unwrap(), l["path"].as_str().unwrap()))
+        .filter(|u| done.contains(u))
+        .collect();
+    assert!(refetched.is_empty(), "fetched again after resume: {:?}", &refetched[..refetched.len().min(5)]);
+    let fetched_after = after
+        .iter()
+        .filter(|l| {
+            let p = l["path"].as_str().unwrap();
+            p.ends_with(".html") || p.ends_with('/')
+        })
+        .count();
+    assert!(fetched_after + done.len() >= 588, "{fetched_after} + {} pages", done.len());
+}
