@@ -103,6 +103,61 @@ enum Cmd {
         #[arg(long, default_value = "snapshots")]
         artifacts: PathBuf,
     },
+    /// Compare two snapshots: pages added, removed, moved and changed
+    /// (exit 0 identical, 1 different, 2 trouble).
+    Diff {
+        /// Old side: artifact directory, `.tar.zst` archive, or a version
+        /// folder (of artifacts, or a published one with `latest`).
+        a: PathBuf,
+        /// New side, the same kinds.
+        b: PathBuf,
+        /// text, markdown (a changelog for release notes) or json (stable).
+        #[arg(long, default_value = "text")]
+        format: docsnap::diff::Format,
+    },
+    /// Publish an artifact as DIR/<source>/<version>/<snapshot-id>.tar.zst with
+    /// its SHA256SUMS and manifest, move `latest`, update DIR/index.json.
+    Publish {
+        /// Artifact directory (`<out>/<source>/<version>/<snapshot-id>`).
+        artifact: PathBuf,
+        /// Publish directory.
+        #[arg(long)]
+        to: PathBuf,
+        /// Keep only the N newest snapshots of this (source, version) (never the latest).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        keep: Option<u64>,
+    },
+    /// Verify an artifact directory, a `.tar.zst` archive or a publish
+    /// directory (exit 0 ok, 1 corruption, 2 trouble).
+    Verify {
+        path: PathBuf,
+    },
+    /// Build incrementally, diff each version against its published latest and
+    /// publish only what changed (exit 0 nothing changed, 3 published, 1 a
+    /// build failed, 2 trouble).
+    Rebuild {
+        /// Source id from sources.yaml (repeatable; default: every source).
+        #[arg(long = "source")]
+        sources: Vec<String>,
+        /// Publish directory.
+        #[arg(long)]
+        publish_to: PathBuf,
+        /// Directory of artifacts kept between runs (makes builds incremental).
+        #[arg(long, default_value = "snapshots")]
+        out: PathBuf,
+        /// Send every request for https://HOST/PATH to URL/HOST/PATH instead.
+        #[arg(long)]
+        mirror: Option<String>,
+        /// Requests per second per host for this run (0 = unlimited).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Keep only the N newest published snapshots per (source, version).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        keep: Option<u64>,
+        /// Also write this run's Markdown change report here (for CI summaries).
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
 }
 
 fn main() {
@@ -251,6 +306,60 @@ fn run(cli: Cli) -> Result<i32> {
                 }
             }
             Ok(0)
+        }
+        Cmd::Diff { a, b, format } => {
+            let a = docsnap::publish::open_snapshot(&a)?;
+            let b = docsnap::publish::open_snapshot(&b)?;
+            let d = docsnap::diff::diff_artifacts(&a.artifact, &b.artifact);
+            docsnap::diff::write_stdout(&d.render(format))?;
+            Ok(if d.is_empty() { 0 } else { 1 })
+        }
+        Cmd::Publish { artifact, to, keep } => {
+            let opts = docsnap::publish::PublishOptions {
+                keep: keep.map(|k| k as usize),
+                attachments: Vec::new(),
+            };
+            let r = docsnap::publish::publish(&artifact, &to, &opts)?;
+            println!("{}", r.describe());
+            Ok(0)
+        }
+        Cmd::Verify { path } => {
+            let r = docsnap::publish::verify_path(&path)?;
+            docsnap::diff::write_stdout(&r.render())?;
+            Ok(if r.ok() { 0 } else { 1 })
+        }
+        Cmd::Rebuild {
+            sources,
+            publish_to,
+            out,
+            mirror,
+            rate,
+            keep,
+            report,
+        } => {
+            let cfg = Config::load(&cli.config)?;
+            let mirror = mirror
+                .map(|m| url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL")))
+                .transpose()?;
+            let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            let opts = docsnap::rebuild::RebuildOptions {
+                build: BuildOptions {
+                    out,
+                    mirror,
+                    rate,
+                    concurrency: None,
+                    allow_failures: 0,
+                    progress: docsnap::rebuild::log_progress(),
+                },
+                publish_to,
+                keep: keep.map(|k| k as usize),
+            };
+            let r = runtime()?.block_on(docsnap::rebuild::rebuild(&cfg, &selected, &opts));
+            docsnap::diff::write_stdout(&r.render())?;
+            if let Some(p) = report {
+                docsnap::publish::write_atomic(&p, r.markdown().as_bytes())?;
+            }
+            Ok(r.exit_code())
         }
     }
 }

@@ -40,6 +40,7 @@ pub struct Slugger {
 }
 
 impl Slugger {
+    /// A fresh slugger for one page (duplicate counting is per page).
     pub fn new(style: SlugStyle) -> Self {
         Slugger {
             style,

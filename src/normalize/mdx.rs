@@ -441,6 +441,8 @@ static HTML_TAGS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
         "polyline",
         "polygon",
         "use",
+        "astro-island",
+        "astro-slot",
     ]
     .into_iter()
     .collect()
@@ -1311,9 +1313,10 @@ fn hang(marker: &str, body: &str) -> String {
     format!("{marker}{first}\n{}", indent(&rest.join("\n"), n))
 }
 
-/// Remove leading blank lines and trailing whitespace, and the spacing before
-/// the first line (text that followed its opening tag on the same line) unless
-/// that line opens a fence, whose indentation matters for its content.
+/// Remove leading blank lines and trailing whitespace, and indentation common
+/// to all lines (a block re-placed at its own column). Spacing before the first
+/// line alone (text that followed its opening tag on the same line) goes too,
+/// unless that line opens a fence.
 fn trim_block(s: &str) -> String {
     let mut start = 0;
     for line in s.split_inclusive('\n') {
@@ -1324,12 +1327,28 @@ fn trim_block(s: &str) -> String {
         }
     }
     let body = s[start..].trim_end();
-    let first = body.lines().next().unwrap_or("");
-    if fence_opener(first.trim_start()).is_some() {
-        body.to_string()
-    } else {
-        body.trim_start_matches([' ', '\t']).to_string()
+    let common = body
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(leading_ws)
+        .min()
+        .unwrap_or(0);
+    let mut lines: Vec<&str> = body.lines().map(|l| strip_indent(l, common)).collect();
+    if let Some(first) = lines.first_mut() {
+        let rest_flush = lines_after_first_flush(body, common);
+        if rest_flush && fence_opener(first.trim_start()).is_none() {
+            *first = first.trim_start_matches([' ', '\t']);
+        }
     }
+    lines.join("\n")
+}
+
+/// Whether every non-blank line after the first starts at the common column.
+fn lines_after_first_flush(body: &str, common: usize) -> bool {
+    body.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .all(|l| leading_ws(l) == common)
 }
 
 /// Collapse all whitespace runs to one space.
@@ -1774,6 +1793,7 @@ fn push_block(out: &mut String, block: &str, tag_opens_line: bool) {
         out.push('\n');
         w
     };
+    let col = list_context_col(out, col);
     if !out.is_empty() {
         while !out.ends_with("\n\n") {
             out.push('\n');
@@ -1787,6 +1807,32 @@ fn push_block(out: &mut String, block: &str, tag_opens_line: bool) {
 /// text lines (fences count only when there is no text: MDX does not care
 /// where a fence sits, and sources often leave fences at column 0 inside
 /// indented components).
+/// The column a block indented by `col` may keep: the content column of the
+/// list item it continues, else that of the text it follows (indentation
+/// outside a list means nothing in MDX, and in Markdown would make code).
+fn list_context_col(out: &str, col: usize) -> usize {
+    if col == 0 {
+        return 0;
+    }
+    for line in out.lines().rev() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let ind = leading_ws(line);
+        if ind >= col {
+            continue;
+        }
+        return match LIST_ITEM.find(&line[ind..]) {
+            Some(m) => (ind + m.end()).min(col),
+            None => ind,
+        };
+    }
+    0
+}
+
+static LIST_ITEM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:[-*+]|\d{1,9}[.)])[ \t]{1,4}").expect("static regex"));
+
 fn common_indent(nodes: &[Node], at_line_start: bool) -> usize {
     let mut min = usize::MAX;
     let mut fence_min = usize::MAX;

@@ -31,6 +31,11 @@ pub struct LoadedSource {
     pub page_sections: Vec<std::ops::Range<usize>>,
     /// For each section, the index of its page.
     pub section_page: Vec<usize>,
+    /// For each section, how many links in the snapshot point at it (at its
+    /// anchor, or at its page for the page's lead section): a popularity prior.
+    pub section_inlinks: Vec<u32>,
+    /// For each page, how many links in the snapshot point at it.
+    pub page_inlinks: Vec<u32>,
     /// Full-text index of the sections.
     pub index: SectionIndex,
     /// The structured class reference (Godot artifacts), by lower-case name.
@@ -106,12 +111,16 @@ impl LoadedSource {
                 section_page[i] = p;
             }
         }
+        let (section_inlinks, page_inlinks) =
+            count_inlinks(&pages, &sections, &page_sections, &url_to_page);
         LoadedSource {
             manifest,
             pages,
             sections,
             page_sections,
             section_page,
+            section_inlinks,
+            page_inlinks,
             index,
             classes: Vec::new(),
             class_by_name: HashMap::new(),
@@ -128,6 +137,45 @@ impl LoadedSource {
             sections: &self.sections[self.page_sections[i].clone()],
         })
     }
+}
+
+static MD_LINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\]\((https?://[^)\s]+)\)").expect("valid regex")
+});
+
+/// Links between pages of one snapshot, counted per target section and page.
+/// A link from a page to itself does not count.
+fn count_inlinks(
+    pages: &[Page],
+    sections: &[Section],
+    page_sections: &[std::ops::Range<usize>],
+    url_to_page: &HashMap<String, usize>,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut anchor_of: HashMap<(usize, &str), usize> = HashMap::new();
+    for (p, r) in page_sections.iter().enumerate() {
+        for i in r.clone() {
+            anchor_of.entry((p, sections[i].anchor.as_str())).or_insert(i);
+        }
+    }
+    let mut sec = vec![0u32; sections.len()];
+    let mut page = vec![0u32; pages.len()];
+    for (from, pg) in pages.iter().enumerate() {
+        for c in MD_LINK.captures_iter(&pg.markdown) {
+            let target = &c[1];
+            let (base, frag) = target.split_once('#').unwrap_or((target, ""));
+            let Some(&to) = url_to_page.get(&canonical_page_key(base)) else {
+                continue;
+            };
+            if to == from {
+                continue;
+            }
+            page[to] += 1;
+            if let Some(&i) = anchor_of.get(&(to, frag)) {
+                sec[i] += 1;
+            }
+        }
+    }
+    (sec, page)
 }
 
 /// A page with its sections, as [`Library::find_page`] returns it.

@@ -17,6 +17,9 @@ const CANDIDATES: usize = 200;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
+/// Weight of the link-popularity prior in the ranking.
+const INLINK_WEIGHT: f64 = 0.08;
+
 /// A filter on candidate sections: (source, section number) → keep?
 pub type SectionFilter<'a> = &'a dyn Fn(&LoadedSource, usize) -> bool;
 
@@ -91,7 +94,12 @@ impl Library {
         let max_bm25 = out.iter().map(|s| s.bm25).fold(0.0f32, f32::max).max(1e-6);
         for s in &mut out {
             let rel = (s.bm25 / max_bm25) as f64;
-            s.rank_score = rel * (0.35 + s.coverage);
+            let src = &self.sources[s.source];
+            // Popularity prior: pages and sections the docs link to often are
+            // the ones readers are sent to (Node.add_child over TreeItem.add_child).
+            let links = src.section_inlinks[s.section] as f64;
+            let prior = 1.0 + INLINK_WEIGHT * (1.0 + links).ln();
+            s.rank_score = rel * (0.35 + s.coverage) * prior;
         }
         out.sort_by(|a, b| {
             b.rank_score
