@@ -7,5 +7,7 @@ if [ ! -d ../shared/sites ]; then
     echo "scripts/test.sh: ../shared (site mirrors and tools) must sit beside the repository" >&2
     exit 2
 fi
+# The official MCP Python SDK drives the server in tests/mcp_sdk.rs.
+python3 -c "import mcp" 2>/dev/null || python3 -m pip install --quiet "mcp==2.3.0"
 cargo test --locked --all-targets
 cargo test --locked --doc

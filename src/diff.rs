@@ -321,7 +321,11 @@ impl Diff {
         };
         let _ = writeln!(o, "{title}\n");
         if self.from.snapshot_id.is_empty() {
-            let _ = writeln!(o, "Snapshot `{}` ({} {}).\n", self.to.snapshot_id, self.to.source, self.to.version);
+            let _ = writeln!(
+                o,
+                "Snapshot `{}` ({} {}).\n",
+                self.to.snapshot_id, self.to.source, self.to.version
+            );
         } else {
             let _ = writeln!(
                 o,
@@ -384,7 +388,11 @@ impl Diff {
         if !self.changed.is_empty() {
             let _ = writeln!(o, "## Changed\n");
             for c in &self.changed {
-                let name = if c.title.is_empty() { &c.path } else { &c.title };
+                let name = if c.title.is_empty() {
+                    &c.path
+                } else {
+                    &c.title
+                };
                 let _ = writeln!(o, "### {}\n", md_link(name, &c.url));
                 for s in &c.sections {
                     let label = match s.change {
@@ -483,7 +491,10 @@ fn md_escape(s: &str) -> String {
 }
 
 fn md_link(text: &str, url: &str) -> String {
-    let url = url.replace(' ', "%20").replace('(', "%28").replace(')', "%29");
+    let url = url
+        .replace(' ', "%20")
+        .replace('(', "%28")
+        .replace(')', "%29");
     format!("[{}]({url})", md_escape(text))
 }
 
@@ -673,7 +684,12 @@ fn label(side: &str, path: &str, anchor: &str) -> String {
 }
 
 /// The section changes between two versions of one page.
-fn section_changes(old: &[Unit], new: &[Unit], old_path: &str, new_path: &str) -> Vec<SectionChange> {
+fn section_changes(
+    old: &[Unit],
+    new: &[Unit],
+    old_path: &str,
+    new_path: &str,
+) -> Vec<SectionChange> {
     let mut a_of_b: Vec<Option<usize>> = vec![None; new.len()];
     let mut used_a = vec![false; old.len()];
     // Match by (anchor, heading path), then by anchor, then by heading path;
@@ -697,7 +713,10 @@ fn section_changes(old: &[Unit], new: &[Unit], old_path: &str, new_path: &str) -
             if a_of_b[j].is_some() {
                 continue;
             }
-            if let Some(i) = key(u).and_then(|k| queue.get_mut(&k)).and_then(|q| q.pop_front()) {
+            if let Some(i) = key(u)
+                .and_then(|k| queue.get_mut(&k))
+                .and_then(|q| q.pop_front())
+            {
                 a_of_b[j] = Some(i);
                 used_a[i] = true;
             }
@@ -795,7 +814,10 @@ impl<'a> Side<'a> {
     }
 
     fn secs(&self, p: &Page) -> &[&'a Section] {
-        self.sections.get(p.url.as_str()).map(|v| v.as_slice()).unwrap_or(&[])
+        self.sections
+            .get(p.url.as_str())
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
     }
 }
 
@@ -954,7 +976,12 @@ fn changed_page(pa: &Page, pb: &Page, sa: &Side, sb: &Side, rebase: &Rebase) -> 
             anchor: String::new(),
             heading: String::new(),
             change: ChangeKind::Changed,
-            diff: unified(&old, &new, &label("a", &pa.path, ""), &label("b", &pb.path, "")),
+            diff: unified(
+                &old,
+                &new,
+                &label("a", &pa.path, ""),
+                &label("b", &pb.path, ""),
+            ),
         });
     }
     ChangedPage {
@@ -1100,8 +1127,14 @@ mod tests {
             r.apply("[a](https://other.example/v3.1/x) v3.1 /v3.1x (/v3.1/y) \"/v3.1\""),
             "[a](https://other.example/v3.1/x) v3.1 /v3.1x (/v3.2/y) \"/v3.2\""
         );
-        assert_eq!(r.apply("https://docs.example/v3.1)"), "https://docs.example/v3.2)");
-        assert_eq!(r.apply("https://docs.example/v3.10/x"), "https://docs.example/v3.10/x");
+        assert_eq!(
+            r.apply("https://docs.example/v3.1)"),
+            "https://docs.example/v3.2)"
+        );
+        assert_eq!(
+            r.apply("https://docs.example/v3.10/x"),
+            "https://docs.example/v3.10/x"
+        );
     }
 
     #[test]
@@ -1135,13 +1168,26 @@ mod tests {
             ],
         );
         let d = diff_artifacts(&a, &b);
-        assert_eq!(d.added.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["cli/env"]);
-        assert_eq!(d.removed.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(), ["cli/deploy"]);
+        assert_eq!(
+            d.added.iter().map(|p| p.path.as_str()).collect::<Vec<_>>(),
+            ["cli/env"]
+        );
+        assert_eq!(
+            d.removed
+                .iter()
+                .map(|p| p.path.as_str())
+                .collect::<Vec<_>>(),
+            ["cli/deploy"]
+        );
         assert!(d.moved.is_empty());
         assert_eq!(d.changed.len(), 1);
         let c = &d.changed[0];
         assert_eq!(c.url, format!("{R2}cli/publish"));
-        let got: Vec<(&str, ChangeKind)> = c.sections.iter().map(|s| (s.anchor.as_str(), s.change)).collect();
+        let got: Vec<(&str, ChangeKind)> = c
+            .sections
+            .iter()
+            .map(|s| (s.anchor.as_str(), s.change))
+            .collect();
         assert_eq!(
             got,
             [
@@ -1150,8 +1196,14 @@ mod tests {
                 ("new", ChangeKind::Added)
             ]
         );
-        assert!(c.sections[0].diff.contains("+--force"), "{}", c.sections[0].diff);
-        assert!(c.sections[0].diff.starts_with("--- a/cli/publish#flags\n+++ b/cli/publish#flags\n"));
+        assert!(
+            c.sections[0].diff.contains("+--force"),
+            "{}",
+            c.sections[0].diff
+        );
+        assert!(c.sections[0]
+            .diff
+            .starts_with("--- a/cli/publish#flags\n+++ b/cli/publish#flags\n"));
 
         let j = d.to_json();
         assert_eq!(j["from"], "A");
@@ -1160,11 +1212,17 @@ mod tests {
         assert_eq!(j["removed"], serde_json::json!([format!("{R1}cli/deploy")]));
         assert_eq!(j["moved"], serde_json::json!([]));
         assert_eq!(j["changed"][0]["sections"][1]["change"], "removed");
-        let keys: Vec<&String> = j.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        let keys: Vec<&String> = j
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
         assert_eq!(keys, ["from", "to", "added", "removed", "moved", "changed"]);
 
         let md = d.render_markdown();
-        assert!(md.contains("## Added\n\n- [Env](https://docs.example/v3.2/cli/env)"), "{md}");
+        assert!(
+            md.contains("## Added\n\n- [Env](https://docs.example/v3.2/cli/env)"),
+            "{md}"
+        );
         assert!(md.contains("## Removed\n"));
         assert!(md.contains("### [Publish](https://docs.example/v3.2/cli/publish)"));
         assert!(md.contains("- Changed: [Flags](https://docs.example/v3.2/cli/publish#flags)"));
@@ -1181,7 +1239,12 @@ mod tests {
             "A",
             vec![
                 page(R1, "api/rate-limiting", "Rate limiting", LONG),
-                page(R1, "api/old-edited", "Old", &LONG.replace("Intro", "Preface")),
+                page(
+                    R1,
+                    "api/old-edited",
+                    "Old",
+                    &LONG.replace("Intro", "Preface"),
+                ),
             ],
         );
         let edited = LONG.replace("Intro", "Preface").replace("600", "900");
@@ -1202,15 +1265,23 @@ mod tests {
             .collect();
         assert_eq!(
             moves,
-            [("api/old-edited", "api/new-edited"), ("api/rate-limiting", "api/rate-limits")]
+            [
+                ("api/old-edited", "api/new-edited"),
+                ("api/rate-limiting", "api/rate-limits")
+            ]
         );
         // The title changed on the first move; the second was edited: both
         // are also changed pages, with their diffs.
         assert_eq!(d.changed.len(), 2);
         assert!(d.changed.iter().any(|c| c.url.ends_with("api/new-edited")
-            && c.sections.iter().any(|s| s.anchor == "limits" && s.diff.contains("+Each workspace may send 900"))));
+            && c.sections
+                .iter()
+                .any(|s| s.anchor == "limits" && s.diff.contains("+Each workspace may send 900"))));
         let j = d.to_json();
-        assert_eq!(j["moved"][1], serde_json::json!({"from": format!("{R1}api/rate-limiting"), "to": format!("{R2}api/rate-limits")}));
+        assert_eq!(
+            j["moved"][1],
+            serde_json::json!({"from": format!("{R1}api/rate-limiting"), "to": format!("{R2}api/rate-limits")})
+        );
     }
 
     #[test]
@@ -1231,14 +1302,28 @@ mod tests {
         let s = &d.changed[0].sections;
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].anchor, "");
-        assert!(s[0].diff.contains("-# Old title\n+# New title\n"), "{}", s[0].diff);
-        assert!(d.render_markdown().starts_with("# leapview current: changes since 2026-11-29\n"));
+        assert!(
+            s[0].diff.contains("-# Old title\n+# New title\n"),
+            "{}",
+            s[0].diff
+        );
+        assert!(d
+            .render_markdown()
+            .starts_with("# leapview current: changes since 2026-11-29\n"));
     }
 
     #[test]
     fn markdown_fences_outgrow_backticks_in_the_diff() {
-        let a = artifact("current", "A", vec![page(R2, "p", "P", "```bash\nold\n```")]);
-        let b = artifact("current", "B", vec![page(R2, "p", "P", "```bash\nnew\n```")]);
+        let a = artifact(
+            "current",
+            "A",
+            vec![page(R2, "p", "P", "```bash\nold\n```")],
+        );
+        let b = artifact(
+            "current",
+            "B",
+            vec![page(R2, "p", "P", "```bash\nnew\n```")],
+        );
         let md = diff_artifacts(&a, &b).render_markdown();
         assert!(md.contains("````diff\n"), "{md}");
     }

@@ -99,7 +99,11 @@ impl RebuildReport {
                     diff_md,
                     repointed,
                 } => {
-                    let verb = if *repointed { "latest back to" } else { "published" };
+                    let verb = if *repointed {
+                        "latest back to"
+                    } else {
+                        "published"
+                    };
                     let report = diff_md
                         .as_ref()
                         .map(|p| format!("; report {}", p.display()))
@@ -117,7 +121,11 @@ impl RebuildReport {
     /// The Markdown reports of everything published in this run, one after
     /// the other (for a CI job summary); a line saying nothing changed otherwise.
     pub fn markdown(&self) -> String {
-        let parts: Vec<&str> = self.versions.iter().filter_map(|v| v.markdown.as_deref()).collect();
+        let parts: Vec<&str> = self
+            .versions
+            .iter()
+            .filter_map(|v| v.markdown.as_deref())
+            .collect();
         let mut o = if parts.is_empty() {
             "# docsnap rebuild\n\nNo documentation changes were published.\n".to_string()
         } else {
@@ -145,7 +153,7 @@ impl RebuildReport {
 /// A build progress callback that logs every 50 URLs (schedulers have no terminal).
 pub fn log_progress() -> build::BuildProgress {
     std::sync::Arc::new(|src, ver, done, total| {
-        if done == total || done % 50 == 0 {
+        if done == total || done.is_multiple_of(50) {
             tracing::info!("{src} {ver}: {done}/{total} URLs");
         }
     })
@@ -161,7 +169,9 @@ pub async fn rebuild(cfg: &Config, sources: &[&Source], opts: &RebuildOptions) -
                 Err(e) => VersionResult {
                     source: s.id.clone(),
                     version: v.label.clone(),
-                    outcome: Outcome::BuildFailed { reason: e.to_string() },
+                    outcome: Outcome::BuildFailed {
+                        reason: e.to_string(),
+                    },
                     build: None,
                     markdown: None,
                 },
@@ -177,7 +187,9 @@ fn after_build(rep: VersionReport, opts: &RebuildOptions) -> VersionResult {
     let mut res = VersionResult {
         source: rep.source.clone(),
         version: rep.version.clone(),
-        outcome: Outcome::Trouble { reason: String::new() },
+        outcome: Outcome::Trouble {
+            reason: String::new(),
+        },
         build: None,
         markdown: None,
     };
@@ -188,7 +200,11 @@ fn after_build(rep: VersionReport, opts: &RebuildOptions) -> VersionResult {
                 res.outcome = outcome;
                 res.markdown = md;
             }
-            Err(e) => res.outcome = Outcome::Trouble { reason: e.to_string() },
+            Err(e) => {
+                res.outcome = Outcome::Trouble {
+                    reason: e.to_string(),
+                }
+            }
         },
         _ => {
             let reason = if rep.failures.is_empty() {
@@ -197,7 +213,12 @@ fn after_build(rep: VersionReport, opts: &RebuildOptions) -> VersionResult {
                 format!(
                     "{} page(s) failed after retries: {}",
                     rep.failures.len(),
-                    rep.failures.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
+                    rep.failures
+                        .iter()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 )
             };
             res.outcome = Outcome::BuildFailed { reason };

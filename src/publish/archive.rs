@@ -83,7 +83,13 @@ fn rel_str(p: &Path) -> String {
 
 /// Pack `dir` as `<top>/…` into a tar+zstd stream written to `file`; returns
 /// the sha256 (hex) and size of the compressed bytes. The file is synced.
-pub fn pack(dir: &Path, top: &str, mtime: u64, file: std::fs::File, file_path: &Path) -> Result<(String, u64), PublishError> {
+pub fn pack(
+    dir: &Path,
+    top: &str,
+    mtime: u64,
+    file: std::fs::File,
+    file_path: &Path,
+) -> Result<(String, u64), PublishError> {
     let hw = HashingWriter {
         inner: std::io::BufWriter::new(file),
         hasher: Sha256::new(),
@@ -125,7 +131,11 @@ pub fn pack(dir: &Path, top: &str, mtime: u64, file: std::fs::File, file_path: &
     let enc = tar.into_inner().map_err(io_err(file_path))?;
     let mut hw = enc.finish().map_err(io_err(file_path))?;
     hw.flush().map_err(io_err(file_path))?;
-    let HashingWriter { inner, hasher, bytes } = hw;
+    let HashingWriter {
+        inner,
+        hasher,
+        bytes,
+    } = hw;
     let f = inner.into_inner().map_err(|e| PublishError::Io {
         path: file_path.to_path_buf(),
         source: e.into_error(),
@@ -160,7 +170,12 @@ pub fn unpack(archive: &Path, dest: &Path, durable: bool) -> Result<PathBuf, Pub
             match c {
                 Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
                 Component::CurDir => {}
-                _ => return Err(corrupt(format!("entry `{}` leaves the archive", path.display()))),
+                _ => {
+                    return Err(corrupt(format!(
+                        "entry `{}` leaves the archive",
+                        path.display()
+                    )))
+                }
             }
         }
         let Some(first) = parts.first() else {
@@ -191,9 +206,9 @@ pub fn unpack(archive: &Path, dest: &Path, durable: bool) -> Result<PathBuf, Pub
                 let mut w = std::fs::File::create(&out).map_err(io_err(&out))?;
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
-                    let n = entry
-                        .read(&mut buf)
-                        .map_err(|e| corrupt(format!("truncated entry `{}`: {e}", path.display())))?;
+                    let n = entry.read(&mut buf).map_err(|e| {
+                        corrupt(format!("truncated entry `{}`: {e}", path.display()))
+                    })?;
                     if n == 0 {
                         break;
                     }
@@ -348,6 +363,9 @@ mod tests {
         let t = TempDir::new("test-garbage").unwrap();
         let p = t.path().join("bad.tar.zst");
         std::fs::write(&p, b"definitely not zstd").unwrap();
-        assert!(matches!(unpack(&p, t.path(), false), Err(PublishError::Corrupt { .. })));
+        assert!(matches!(
+            unpack(&p, t.path(), false),
+            Err(PublishError::Corrupt { .. })
+        ));
     }
 }

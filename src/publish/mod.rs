@@ -43,11 +43,14 @@ pub const LATEST: &str = "latest";
 /// Version of the catalog layout.
 pub const CATALOG_VERSION: u32 = 1;
 
-/// Test hook: `DOCSNAP_PUBLISH_CRASH_AT=<step>` aborts the process (like
-/// `kill -9`, no cleanup) when a publish reaches that step. Steps, in order:
+/// Test hook: `DOCSNAP_PUBLISH_CRASH_AT=<step>` ends the process at once
+/// with status [`CRASH_EXIT`] (no cleanup, like `kill -9`) when a publish
+/// reaches that step. Steps, in order:
 /// `archive-temp`, `archive`, `manifest`, `attachments`, `sums`, `catalog`,
 /// `latest-temp`, `latest`, `prune-catalog`, `prune-files`.
 pub const CRASH_ENV: &str = "DOCSNAP_PUBLISH_CRASH_AT";
+/// Exit status of a process stopped by [`CRASH_ENV`].
+pub const CRASH_EXIT: i32 = 99;
 
 /// Publish, verify or read failure, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -91,8 +94,8 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PublishError
 
 fn crash_point(step: &str) {
     if std::env::var(CRASH_ENV).is_ok_and(|v| v == step) {
-        eprintln!("docsnap: {CRASH_ENV}={step}: aborting");
-        std::process::abort();
+        eprintln!("docsnap: {CRASH_ENV}={step}: stopping here");
+        std::process::exit(CRASH_EXIT);
     }
 }
 
@@ -108,7 +111,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PublishError> {
     write_atomic_step(path, bytes, None)
 }
 
-fn write_atomic_step(path: &Path, bytes: &[u8], temp_step: Option<&str>) -> Result<(), PublishError> {
+fn write_atomic_step(
+    path: &Path,
+    bytes: &[u8],
+    temp_step: Option<&str>,
+) -> Result<(), PublishError> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -163,7 +170,11 @@ pub struct Catalog {
 
 impl Catalog {
     /// Entries of one (source, version), oldest first.
-    pub fn of<'a>(&'a self, source: &'a str, version: &'a str) -> impl Iterator<Item = &'a CatalogEntry> + 'a {
+    pub fn of<'a>(
+        &'a self,
+        source: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a CatalogEntry> + 'a {
         self.snapshots
             .iter()
             .filter(move |e| e.source == source && e.version == version)
@@ -194,7 +205,8 @@ pub fn read_catalog(dir: &Path) -> Result<Catalog, PublishError> {
 
 fn write_catalog(dir: &Path, cat: &Catalog) -> Result<(), PublishError> {
     let p = dir.join(CATALOG);
-    let mut bytes = serde_json::to_vec_pretty(cat).map_err(|e| PublishError::Invalid(e.to_string()))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(cat).map_err(|e| PublishError::Invalid(e.to_string()))?;
     bytes.push(b'\n');
     write_atomic(&p, &bytes)
 }
@@ -235,7 +247,11 @@ fn version_dirs(dir: &Path) -> Result<Vec<(String, String, PathBuf)>, PublishErr
     let mut out = Vec::new();
     for s in visible_dirs(dir)? {
         for v in visible_dirs(&s)? {
-            let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = |p: &Path| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
             out.push((name(&s), name(&v), v));
         }
     }
@@ -247,7 +263,12 @@ fn visible_dirs(dir: &Path) -> Result<Vec<PathBuf>, PublishError> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(PublishError::Io { path: dir.to_path_buf(), source: e }),
+        Err(e) => {
+            return Err(PublishError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })
+        }
     };
     for e in rd {
         let e = e.map_err(io_err(dir))?;
@@ -262,10 +283,7 @@ fn visible_dirs(dir: &Path) -> Result<Vec<PathBuf>, PublishError> {
 
 /// A path component we are willing to create: no separators, not hidden, not `..`.
 fn is_safe_name(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('.')
-        && !s.contains(['/', '\\', '\0'])
-        && s.len() <= 200
+    !s.is_empty() && !s.starts_with('.') && !s.contains(['/', '\\', '\0']) && s.len() <= 200
 }
 
 /// What `publish` should do beyond the archive.
@@ -283,7 +301,7 @@ pub struct PublishOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PublishOutcome {
     /// A new archive, now `latest`.
-    Published(CatalogEntry),
+    Published(Box<CatalogEntry>),
     /// The same content is already what `latest` names: nothing added.
     AlreadyLatest(String),
     /// The same content was published before as another snapshot; `latest`
@@ -378,7 +396,11 @@ fn remove_temporaries(dir: &Path) {
 }
 
 /// Publish the artifact directory `artifact_dir` under `to`.
-pub fn publish(artifact_dir: &Path, to: &Path, opts: &PublishOptions) -> Result<PublishReport, PublishError> {
+pub fn publish(
+    artifact_dir: &Path,
+    to: &Path,
+    opts: &PublishOptions,
+) -> Result<PublishReport, PublishError> {
     let manifest = artifact::verify(artifact_dir)?;
     for (what, v) in [
         ("source", &manifest.source),
@@ -393,8 +415,12 @@ pub fn publish(artifact_dir: &Path, to: &Path, opts: &PublishOptions) -> Result<
         }
     }
     for (suffix, _) in &opts.attachments {
-        if !is_safe_name(suffix) || matches!(suffix.as_str(), "tar.zst" | "SHA256SUMS" | "manifest.json") {
-            return Err(PublishError::Invalid(format!("attachment suffix `{suffix}` is not allowed")));
+        if !is_safe_name(suffix)
+            || matches!(suffix.as_str(), "tar.zst" | "SHA256SUMS" | "manifest.json")
+        {
+            return Err(PublishError::Invalid(format!(
+                "attachment suffix `{suffix}` is not allowed"
+            )));
         }
     }
     std::fs::create_dir_all(to).map_err(io_err(to))?;
@@ -414,11 +440,22 @@ pub fn publish(artifact_dir: &Path, to: &Path, opts: &PublishOptions) -> Result<
     let outcome = match existing {
         Some(id) if latest.as_deref() == Some(id.as_str()) => PublishOutcome::AlreadyLatest(id),
         Some(id) if vdir.join(format!("{id}.tar.zst")).is_file() => {
-            write_atomic_step(&vdir.join(LATEST), format!("{id}\n").as_bytes(), Some("latest-temp"))?;
+            write_atomic_step(
+                &vdir.join(LATEST),
+                format!("{id}\n").as_bytes(),
+                Some("latest-temp"),
+            )?;
             crash_point("latest");
             PublishOutcome::Repointed(id)
         }
-        _ => PublishOutcome::Published(publish_new(artifact_dir, &manifest, to, &vdir, &mut cat, opts)?),
+        _ => PublishOutcome::Published(Box::new(publish_new(
+            artifact_dir,
+            &manifest,
+            to,
+            &vdir,
+            &mut cat,
+            opts,
+        )?)),
     };
     let pruned = match opts.keep {
         Some(n) => prune(to, &vdir, &manifest.source, &manifest.version, n, &mut cat)?,
@@ -475,7 +512,10 @@ fn publish_new(
         sums.push((name, crate::util::sha256_hex(data)));
     }
     crash_point("attachments");
-    write_atomic(&vdir.join(format!("{id}.SHA256SUMS")), archive::sums_text(&sums).as_bytes())?;
+    write_atomic(
+        &vdir.join(format!("{id}.SHA256SUMS")),
+        archive::sums_text(&sums).as_bytes(),
+    )?;
     crash_point("sums");
 
     // 3. The catalog, then the pointer.
@@ -494,13 +534,19 @@ fn publish_new(
     };
     cat.schema_version = CATALOG_VERSION;
     cat.snapshots.retain(|e| {
-        !(e.source == entry.source && e.version == entry.version && e.snapshot_id == entry.snapshot_id)
+        !(e.source == entry.source
+            && e.version == entry.version
+            && e.snapshot_id == entry.snapshot_id)
     });
     cat.snapshots.push(entry.clone());
     cat.sort();
     write_catalog(to, cat)?;
     crash_point("catalog");
-    write_atomic_step(&vdir.join(LATEST), format!("{id}\n").as_bytes(), Some("latest-temp"))?;
+    write_atomic_step(
+        &vdir.join(LATEST),
+        format!("{id}\n").as_bytes(),
+        Some("latest-temp"),
+    )?;
     crash_point("latest");
     Ok(entry)
 }
@@ -516,7 +562,10 @@ fn prune(
     cat: &mut Catalog,
 ) -> Result<Vec<String>, PublishError> {
     let latest = read_latest(vdir)?;
-    let mut ids: Vec<String> = cat.of(source, version).map(|e| e.snapshot_id.clone()).collect();
+    let mut ids: Vec<String> = cat
+        .of(source, version)
+        .map(|e| e.snapshot_id.clone())
+        .collect();
     ids.sort();
     ids.reverse();
     let doomed: Vec<String> = ids
@@ -527,8 +576,9 @@ fn prune(
     if doomed.is_empty() {
         return Ok(doomed);
     }
-    cat.snapshots
-        .retain(|e| !(e.source == source && e.version == version && doomed.contains(&e.snapshot_id)));
+    cat.snapshots.retain(|e| {
+        !(e.source == source && e.version == version && doomed.contains(&e.snapshot_id))
+    });
     write_catalog(to, cat)?;
     crash_point("prune-catalog");
     for id in &doomed {
@@ -578,7 +628,9 @@ pub fn check_sums(archive: &Path) -> Result<(), PublishError> {
         let p = vdir.join(name);
         let got = match archive::sha256_file(&p) {
             Ok(h) => h,
-            Err(PublishError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(PublishError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
                 return Err(PublishError::Corrupt {
                     path: p,
                     message: format!("listed in {} but missing", sums_path.display()),
@@ -589,7 +641,10 @@ pub fn check_sums(archive: &Path) -> Result<(), PublishError> {
         if &got != want {
             return Err(PublishError::Corrupt {
                 path: p,
-                message: format!("sha256 {got} does not match {}'s {want}", sums_path.display()),
+                message: format!(
+                    "sha256 {got} does not match {}'s {want}",
+                    sums_path.display()
+                ),
             });
         }
     }
@@ -605,7 +660,12 @@ fn split_archive_path(archive: &Path) -> Result<(PathBuf, String), PublishError>
     let id = name
         .strip_suffix(".tar.zst")
         .filter(|id| is_safe_name(id))
-        .ok_or_else(|| PublishError::Invalid(format!("{}: not a `<snapshot-id>.tar.zst` archive", archive.display())))?;
+        .ok_or_else(|| {
+            PublishError::Invalid(format!(
+                "{}: not a `<snapshot-id>.tar.zst` archive",
+                archive.display()
+            ))
+        })?;
     let vdir = archive.parent().map(Path::to_path_buf).unwrap_or_default();
     Ok((vdir, id.to_string()))
 }
@@ -626,7 +686,10 @@ pub fn open_snapshot(path: &Path) -> Result<Opened, PublishError> {
         return open_archive(path, false);
     }
     if !path.is_dir() {
-        return Err(PublishError::Invalid(format!("{}: no such artifact or archive", path.display())));
+        return Err(PublishError::Invalid(format!(
+            "{}: no such artifact or archive",
+            path.display()
+        )));
     }
     if path.join("manifest.json").is_file() {
         return Ok(Opened {
@@ -669,10 +732,18 @@ fn open_archive(path: &Path, require_sums: bool) -> Result<Opened, PublishError>
 
 /// Unpack and verify the archive of `<vdir>/<id>.tar.zst` into a temporary
 /// directory; the manifest inside must name that snapshot.
-fn unpack_verified(archive: &Path, into: &Path, durable: bool) -> Result<(PathBuf, Manifest), PublishError> {
+fn unpack_verified(
+    archive: &Path,
+    into: &Path,
+    durable: bool,
+) -> Result<(PathBuf, Manifest), PublishError> {
     let (_, id) = split_archive_path(archive)?;
     let dir = archive::unpack(archive, into, durable)?;
-    if dir.file_name().map(|n| n.to_string_lossy() != id.as_str()).unwrap_or(true) {
+    if dir
+        .file_name()
+        .map(|n| n.to_string_lossy() != id.as_str())
+        .unwrap_or(true)
+    {
         return Err(PublishError::Corrupt {
             path: archive.to_path_buf(),
             message: format!("holds `{}`, not `{id}/`", dir.display()),
@@ -704,13 +775,22 @@ pub struct Materialized {
 /// snapshot already unpacked and intact is reused; other snapshots of the same
 /// (source, version) are removed from the cache so the newest there is the
 /// latest. A (source, version) whose archive fails a check is skipped.
-pub fn materialize_latest(publish_dir: &Path, cache_dir: &Path) -> Result<Materialized, PublishError> {
+pub fn materialize_latest(
+    publish_dir: &Path,
+    cache_dir: &Path,
+) -> Result<Materialized, PublishError> {
     if !publish_dir.is_dir() {
-        return Err(PublishError::Invalid(format!("{}: no publish directory", publish_dir.display())));
+        return Err(PublishError::Invalid(format!(
+            "{}: no publish directory",
+            publish_dir.display()
+        )));
     }
     let mut out = Materialized::default();
     for ((source, version), id) in latest_ids(publish_dir)? {
-        let archive = publish_dir.join(&source).join(&version).join(format!("{id}.tar.zst"));
+        let archive = publish_dir
+            .join(&source)
+            .join(&version)
+            .join(format!("{id}.tar.zst"));
         let dest_parent = cache_dir.join(&source).join(&version);
         let dest = dest_parent.join(&id);
         let r = (|| -> Result<(), PublishError> {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
 use super::{
-    archive, check_sums, is_safe_name, read_catalog, read_latest, split_archive_path, unpack_verified,
-    version_dirs, PublishError, TempDir, CATALOG,
+    archive, check_sums, is_safe_name, read_catalog, read_latest, split_archive_path,
+    unpack_verified, version_dirs, PublishError, TempDir, CATALOG,
 };
 use crate::artifact;
 use crate::model::Manifest;
@@ -105,7 +105,10 @@ pub fn verify_path(path: &Path) -> Result<VerifyReport, PublishError> {
             path.display()
         )));
     } else {
-        return Err(PublishError::Invalid(format!("{}: no such file or directory", path.display())));
+        return Err(PublishError::Invalid(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
     }
     Ok(r)
 }
@@ -178,7 +181,9 @@ fn verify_publish_dir(dir: &Path, r: &mut VerifyReport) -> Result<(), PublishErr
         let path = dir.join(&e.archive);
         let passed = r.run(|| {
             let got = archive::sha256_file(&path).map_err(|err| match err {
-                PublishError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                PublishError::Io { source, .. }
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
                     PublishError::Corrupt {
                         path: path.clone(),
                         message: format!("listed in {} but missing", cat_path.display()),
@@ -189,14 +194,24 @@ fn verify_publish_dir(dir: &Path, r: &mut VerifyReport) -> Result<(), PublishErr
             if got != e.sha256 {
                 return Err(PublishError::Corrupt {
                     path: path.clone(),
-                    message: format!("sha256 {got} does not match {}'s {}", cat_path.display(), e.sha256),
+                    message: format!(
+                        "sha256 {got} does not match {}'s {}",
+                        cat_path.display(),
+                        e.sha256
+                    ),
                 });
             }
             let (m, line) = verify_archive(&path)?;
-            if m.content_sha256 != e.content_sha256 || m.source != e.source || m.version != e.version {
+            if m.content_sha256 != e.content_sha256
+                || m.source != e.source
+                || m.version != e.version
+            {
                 return Err(PublishError::Corrupt {
                     path: path.clone(),
-                    message: format!("its manifest does not match the entry in {}", cat_path.display()),
+                    message: format!(
+                        "its manifest does not match the entry in {}",
+                        cat_path.display()
+                    ),
                 });
             }
             Ok(((), line))
@@ -252,35 +267,38 @@ fn verify_version_dir(
         Some((ids, catalog_readable)) => {
             if let Some(id) = &latest {
                 match ids.and_then(|s| s.get(id)) {
-                    Some(true) => r
-                        .checked
-                        .push(format!("ok {} -> {id} (listed and verified above)", latest_path.display())),
+                    Some(true) => r.checked.push(format!(
+                        "ok {} -> {id} (listed and verified above)",
+                        latest_path.display()
+                    )),
                     Some(false) => r.problems.push(format!(
                         "{}: names {id}, whose archive failed the checks above",
                         latest_path.display()
                     )),
                     None => {
-                    if catalog_readable {
-                        r.problems.push(format!(
-                            "{}: names {id}, which {CATALOG} does not list",
-                            latest_path.display()
-                        ));
-                    }
-                    let archive = vdir.join(format!("{id}.tar.zst"));
-                    if archive.is_file() {
-                        r.run(|| verify_archive(&archive).map(|(_, l)| ((), l)))?;
-                    } else {
-                        r.problems.push(format!(
-                            "{}: names {id}, but {} is missing",
-                            latest_path.display(),
-                            archive.display()
-                        ));
-                    }
+                        if catalog_readable {
+                            r.problems.push(format!(
+                                "{}: names {id}, which {CATALOG} does not list",
+                                latest_path.display()
+                            ));
+                        }
+                        let archive = vdir.join(format!("{id}.tar.zst"));
+                        if archive.is_file() {
+                            r.run(|| verify_archive(&archive).map(|(_, l)| ((), l)))?;
+                        } else {
+                            r.problems.push(format!(
+                                "{}: names {id}, but {} is missing",
+                                latest_path.display(),
+                                archive.display()
+                            ));
+                        }
                     }
                 }
             }
             for id in &archives {
-                if !ids.is_some_and(|s| s.contains_key(id)) && latest.as_deref() != Some(id.as_str()) {
+                if !ids.is_some_and(|s| s.contains_key(id))
+                    && latest.as_deref() != Some(id.as_str())
+                {
                     r.notes.push(format!(
                         "{}: not in {CATALOG} (left by an interrupted publish; not served)",
                         vdir.join(format!("{id}.tar.zst")).display()
@@ -295,7 +313,8 @@ fn verify_version_dir(
             }
             if let Some(id) = &latest {
                 if archives.contains(id) {
-                    r.checked.push(format!("ok {} -> {id}", latest_path.display()));
+                    r.checked
+                        .push(format!("ok {} -> {id}", latest_path.display()));
                 } else {
                     r.problems.push(format!(
                         "{}: names {id}, but {id}.tar.zst is missing",

@@ -151,17 +151,11 @@ fn count_inlinks(
     page_sections: &[std::ops::Range<usize>],
     url_to_page: &HashMap<String, usize>,
 ) -> (Vec<u32>, Vec<u32>) {
-    let mut anchor_of: HashMap<(usize, &str), usize> = HashMap::new();
-    for (p, r) in page_sections.iter().enumerate() {
-        for i in r.clone() {
-            anchor_of.entry((p, sections[i].anchor.as_str())).or_insert(i);
-        }
-    }
-    let mut sec = vec![0u32; sections.len()];
+    let mut by_anchor: HashMap<(usize, &str), u32> = HashMap::new();
     let mut page = vec![0u32; pages.len()];
     for (from, pg) in pages.iter().enumerate() {
         for c in MD_LINK.captures_iter(&pg.markdown) {
-            let target = &c[1];
+            let target = c.get(1).map(|m| m.as_str()).unwrap_or("");
             let (base, frag) = target.split_once('#').unwrap_or((target, ""));
             let Some(&to) = url_to_page.get(&canonical_page_key(base)) else {
                 continue;
@@ -170,9 +164,17 @@ fn count_inlinks(
                 continue;
             }
             page[to] += 1;
-            if let Some(&i) = anchor_of.get(&(to, frag)) {
-                sec[i] += 1;
-            }
+            *by_anchor.entry((to, frag)).or_insert(0) += 1;
+        }
+    }
+    // Every part of a split section shares its anchor's count.
+    let mut sec = vec![0u32; sections.len()];
+    for (p, r) in page_sections.iter().enumerate() {
+        for i in r.clone() {
+            sec[i] = by_anchor
+                .get(&(p, sections[i].anchor.as_str()))
+                .copied()
+                .unwrap_or(0);
         }
     }
     (sec, page)
