@@ -9,5 +9,5 @@ if [ ! -d ../shared/sites ]; then
 fi
 # The official MCP Python SDK drives the server in tests/mcp_sdk.rs.
 python3 -c "import mcp" 2>/dev/null || python3 -m pip install --quiet "mcp==2.3.0"
-cargo test --locked --all-targets
+cargo test --locked --all-targets --no-fail-fast
 cargo test --locked --doc

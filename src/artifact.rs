@@ -310,7 +310,9 @@ pub fn load(dir: &Path) -> Result<Artifact, ArtifactError> {
     let manifest = verify(dir)?;
     let pages: Vec<Page> = read_jsonl(&dir.join("pages.jsonl"))?;
     let sections: Vec<Section> = read_jsonl(&dir.join("sections.jsonl"))?;
-    if pages.len() as u64 != manifest.counts.pages || sections.len() as u64 != manifest.counts.sections {
+    if pages.len() as u64 != manifest.counts.pages
+        || sections.len() as u64 != manifest.counts.sections
+    {
         return Err(ArtifactError::Corrupt {
             path: dir.to_path_buf(),
             message: "page or section count differs from the manifest".into(),
@@ -327,6 +329,15 @@ pub fn load(dir: &Path) -> Result<Artifact, ArtifactError> {
 /// The newest complete artifact directory of each (source, version) under
 /// `root`, sorted by source and version. Hidden (temporary) names are skipped.
 pub fn newest_artifacts(root: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
+    Ok(artifacts_by_version(root)?
+        .into_iter()
+        .filter_map(|mut v| (!v.is_empty()).then(|| v.remove(0)))
+        .collect())
+}
+
+/// Every artifact directory under `root`, grouped per (source, version) in
+/// source and version order, newest first within a group.
+pub fn artifacts_by_version(root: &Path) -> Result<Vec<Vec<PathBuf>>, ArtifactError> {
     let mut out = Vec::new();
     let visible = |p: &Path| {
         p.file_name()
@@ -334,10 +345,14 @@ pub fn newest_artifacts(root: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
             .map(|n| !n.starts_with('.'))
             .unwrap_or(false)
     };
-    let mut sources: Vec<PathBuf> = list_dirs(root)?.into_iter().filter(|p| visible(p)).collect();
+    let mut sources: Vec<PathBuf> = list_dirs(root)?
+        .into_iter()
+        .filter(|p| visible(p))
+        .collect();
     sources.sort();
     for s in sources {
-        let mut versions: Vec<PathBuf> = list_dirs(&s)?.into_iter().filter(|p| visible(p)).collect();
+        let mut versions: Vec<PathBuf> =
+            list_dirs(&s)?.into_iter().filter(|p| visible(p)).collect();
         versions.sort();
         for v in versions {
             let mut snaps: Vec<PathBuf> = list_dirs(&v)?
@@ -345,9 +360,8 @@ pub fn newest_artifacts(root: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
                 .filter(|p| visible(p) && p.join("manifest.json").is_file())
                 .collect();
             snaps.sort();
-            if let Some(last) = snaps.pop() {
-                out.push(last);
-            }
+            snaps.reverse();
+            out.push(snaps);
         }
     }
     Ok(out)

@@ -248,7 +248,13 @@ fn normalize_all(
     std::thread::scope(|s| {
         let handles: Vec<_> = fetched
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|f| normalize_one(source, slug, f)).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|f| normalize_one(source, slug, f))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -261,16 +267,19 @@ fn normalize_all(
 type Normalized = (Page, Vec<Section>, Option<GodotClass>);
 
 fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<Normalized, String> {
-    let n = normalize::normalize(source.family, f.kind, &f.body, &f.url).map_err(|e| e.to_string())?;
+    let n =
+        normalize::normalize(source.family, f.kind, &f.body, &f.url).map_err(|e| e.to_string())?;
     let title = if n.title.trim().is_empty() {
         f.title_hint.clone()
     } else {
         n.title.clone()
     };
-    let description = if n.description.trim().is_empty() {
+    let description = if !n.description.trim().is_empty() {
+        n.description.clone()
+    } else if !f.description_hint.trim().is_empty() {
         f.description_hint.clone()
     } else {
-        n.description.clone()
+        lead_sentence(&n.markdown)
     };
     let sha256 = page_hash(&title, &description, &n.markdown);
     let sections = section::split(&f.url, &title, &n, slug, MAX_SECTION_CHARS);
@@ -285,20 +294,66 @@ fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<No
         last_modified: f.last_modified.clone(),
     };
     // The class reference is also kept as structured data.
-    let class = if source.family == Family::Sphinx
-        && f.kind == BodyKind::Html
-        && is_class_page(&f.path)
-    {
-        godot_class::parse_class(&f.body, &f.url).ok()
-    } else {
-        None
-    };
+    let class =
+        if source.family == Family::Sphinx && f.kind == BodyKind::Html && is_class_page(&f.path) {
+            godot_class::parse_class(&f.body, &f.url).ok()
+        } else {
+            None
+        };
     Ok((page, sections, class))
 }
 
 /// `classes/class_node` — a class-reference page, not the `classes/index`.
 fn is_class_page(path: &str) -> bool {
     path.strip_prefix("classes/class_").is_some()
+}
+
+static MD_LINK_TEXT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"!?\[([^\]]*)\]\([^)]*\)").expect("valid regex")
+});
+
+/// The first sentence of the page's first prose paragraph (at most 200
+/// characters), for pages whose site gives no description.
+pub fn lead_sentence(markdown: &str) -> String {
+    let mut in_fence = false;
+    for para in markdown.split("\n\n") {
+        let t = para.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            // A paragraph that opens a fence without closing it.
+            in_fence ^= t.matches("```").count() % 2 == 1;
+            continue;
+        }
+        if in_fence {
+            in_fence ^= t.matches("```").count() % 2 == 1;
+            continue;
+        }
+        let first = t.chars().next().unwrap_or(' ');
+        if !(first.is_alphanumeric()
+            || first == '*'
+            || first == '_'
+            || first == '['
+            || first == '`')
+        {
+            continue;
+        }
+        if t.starts_with("* ") || t.starts_with("- ") || t.starts_with("**Note") {
+            continue;
+        }
+        let plain = MD_LINK_TEXT.replace_all(t, "$1");
+        let plain: String = plain
+            .replace(['*', '`'], "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let end = plain
+            .match_indices(". ")
+            .map(|(i, _)| i + 1)
+            .find(|&i| i >= 20)
+            .unwrap_or(plain.len());
+        let (cut, _) = crate::search::agent_docs::cut(&plain[..end], 200);
+        return cut;
+    }
+    String::new()
 }
 
 /// Hash of a page's content fields (not of its validators or fetch details).
@@ -330,4 +385,19 @@ pub fn select_sources<'a>(cfg: &'a Config, ids: &[String]) -> Result<Vec<&'a Sou
 /// Where sources.yaml is looked for when `--config` is not given.
 pub fn default_config_path() -> PathBuf {
     Path::new("sources.yaml").to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lead_sentence_skips_code_and_lists() {
+        let md = "```json\n{}\n```\n\n- item\n\nThe [Model Context Protocol](https://x/y) lets servers expose tools. More text here.";
+        assert_eq!(
+            lead_sentence(md),
+            "The Model Context Protocol lets servers expose tools."
+        );
+        assert_eq!(lead_sentence("# only heading"), "");
+    }
 }

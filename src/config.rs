@@ -219,20 +219,31 @@ impl Config {
                 return Err(err(&s.id, "concurrency", "must be at least 1".into()));
             }
             if s.versions.is_empty() {
-                return Err(err(&s.id, "versions", "at least one version is needed".into()));
+                return Err(err(
+                    &s.id,
+                    "versions",
+                    "at least one version is needed".into(),
+                ));
             }
             let mut labels = std::collections::HashSet::new();
             for v in &s.versions {
-                if v.label.is_empty() || v.label.contains(['/', '\\']) || v.label.starts_with('.')
-                {
-                    return Err(err(&s.id, "label", format!("bad version label `{}`", v.label)));
+                if v.label.is_empty() || v.label.contains(['/', '\\']) || v.label.starts_with('.') {
+                    return Err(err(
+                        &s.id,
+                        "label",
+                        format!("bad version label `{}`", v.label),
+                    ));
                 }
                 if !labels.insert(&v.label) {
                     return Err(err(&s.id, "label", format!("version `{}` twice", v.label)));
                 }
                 check_url(&v.root).map_err(|m| err(&s.id, "root", m))?;
                 if v.discovery.is_empty() {
-                    return Err(err(&s.id, "discovery", "at least one method is needed".into()));
+                    return Err(err(
+                        &s.id,
+                        "discovery",
+                        "at least one method is needed".into(),
+                    ));
                 }
                 for d in &v.discovery {
                     let u = match d {
@@ -269,8 +280,7 @@ impl Config {
 
 fn is_id(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
@@ -337,8 +347,13 @@ sources:
 
     #[test]
     fn unknown_field_names_file_line_and_field() {
-        let bad = GOOD.replace("    family: mintlify", "    family: mintlify\n    colour: red");
-        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
+        let bad = GOOD.replace(
+            "    family: mintlify",
+            "    family: mintlify\n    colour: red",
+        );
+        let e = Config::parse(&bad, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("s.yaml:7:"), "{e}");
         assert!(e.contains("colour"), "{e}");
     }
@@ -346,15 +361,19 @@ sources:
     #[test]
     fn semantic_error_names_the_field_line() {
         let bad = GOOD.replace("root: https://modelcontextprotocol.io/", "root: ftp://x");
-        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
-        assert!(e.starts_with("s.yaml:10:"), "{e}");
+        let e = Config::parse(&bad, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.yaml:9:"), "{e}");
         assert!(e.contains("field `root`"), "{e}");
     }
 
     #[test]
     fn bad_family_is_rejected_with_line() {
         let bad = GOOD.replace("family: mintlify", "family: wordpress");
-        let e = Config::parse(&bad, Path::new("s.yaml")).unwrap_err().to_string();
+        let e = Config::parse(&bad, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("s.yaml:6:"), "{e}");
         assert!(e.contains("wordpress"), "{e}");
     }

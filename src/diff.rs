@@ -406,7 +406,7 @@ impl Diff {
                         s.heading.clone()
                     };
                     let target = if s.change == ChangeKind::Removed {
-                        format!("`{}`", md_escape(&heading))
+                        md_escape(&heading)
                     } else if s.anchor.is_empty() {
                         md_link(&heading, &c.url)
                     } else {
@@ -1282,6 +1282,57 @@ mod tests {
             j["moved"][1],
             serde_json::json!({"from": format!("{R1}api/rate-limiting"), "to": format!("{R2}api/rate-limits")})
         );
+    }
+
+    #[test]
+    fn json_golden() {
+        let a = artifact(
+            "3.1",
+            "A",
+            vec![
+                page(R1, "gone", "Gone", "Old page."),
+                page(R1, "p", "P", "Lead [l](/v3.1/p).\n\n## One\n\nfirst"),
+            ],
+        );
+        let b = artifact(
+            "3.2",
+            "B",
+            vec![
+                page(R2, "new", "New", "New page."),
+                page(
+                    R2,
+                    "p",
+                    "P",
+                    "Lead [l](/v3.2/p).\n\n## One\n\nfirst, edited",
+                ),
+            ],
+        );
+        let got = diff_artifacts(&a, &b).render(Format::Json);
+        let want = r#"{
+  "from": "A",
+  "to": "B",
+  "added": [
+    "https://docs.example/v3.2/new"
+  ],
+  "removed": [
+    "https://docs.example/v3.1/gone"
+  ],
+  "moved": [],
+  "changed": [
+    {
+      "url": "https://docs.example/v3.2/p",
+      "sections": [
+        {
+          "anchor": "one",
+          "change": "changed",
+          "diff": "--- a/p#one\n+++ b/p#one\n@@ -1,3 +1,3 @@\n ## One\n \n-first\n+first, edited\n"
+        }
+      ]
+    }
+  ]
+}
+"#;
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -313,7 +313,13 @@ fn fill(
         .map_err(ierr("open writer"))?;
     for (i, s) in sections.iter().enumerate() {
         let p = &pages[page_of[i]];
-        let heading = s.heading_path.iter().skip(1).cloned().collect::<Vec<_>>().join(" \n ");
+        let heading = s
+            .heading_path
+            .iter()
+            .skip(1)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" \n ");
         w.add_document(doc!(
             f.sec => i as u64,
             f.title => p.title.as_str(),
@@ -428,13 +434,20 @@ impl SectionIndex {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
             for (k, t) in g.terms.iter().enumerate() {
-                let w = if g.terms.len() > 1 && k == 0 { 1.5 } else { 1.0 };
+                let w = if g.terms.len() > 1 && k == 0 {
+                    1.5
+                } else {
+                    1.0
+                };
                 for (field, fw) in self.fields.weighted() {
                     let q = TermQuery::new(
                         Term::from_field_text(field, t),
                         IndexRecordOption::WithFreqs,
                     );
-                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), fw * w))));
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(q), fw * w)),
+                    ));
                 }
             }
         }
@@ -479,16 +492,34 @@ mod tests {
     fn identifiers_are_findable_whole_and_in_parts() {
         let t = terms("CharacterBody2D");
         assert!(t.contains(&"characterbody2d".to_string()), "{t:?}");
-        assert!(t.contains(&"charact".to_string()) || t.contains(&"character".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"charact".to_string()) || t.contains(&"character".to_string()),
+            "{t:?}"
+        );
         assert!(t.contains(&"body2d".to_string()), "{t:?}");
         let t = terms("add_child");
-        assert!(t.contains(&"add_child".to_string()) && t.contains(&"child".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"add_child".to_string()) && t.contains(&"child".to_string()),
+            "{t:?}"
+        );
         let t = terms("--add-dir");
-        assert!(t.contains(&"add-dir".to_string()) && t.contains(&"dir".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"add-dir".to_string()) && t.contains(&"dir".to_string()),
+            "{t:?}"
+        );
         let t = terms("HTTPRequest");
-        assert!(t.contains(&"httprequest".to_string()) && t.contains(&"http".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"httprequest".to_string()) && t.contains(&"http".to_string()),
+            "{t:?}"
+        );
         let t = terms("Input.is_action_pressed");
-        for want in ["input.is_action_press", "input", "is_action_press", "action", "press"] {
+        for want in [
+            "input.is_action_press",
+            "input",
+            "is_action_press",
+            "action",
+            "press",
+        ] {
             assert!(t.contains(&want.to_string()), "{want} not in {t:?}");
         }
         let g = query_groups("Input.is_action_pressed");

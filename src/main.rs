@@ -15,7 +15,11 @@ use docsnap::search::Library;
 use docsnap::serve::ToolFamily;
 
 #[derive(Parser)]
-#[command(name = "docsnap", version, about = "Versioned documentation snapshots and an MCP search server for coding agents")]
+#[command(
+    name = "docsnap",
+    version,
+    about = "Versioned documentation snapshots and an MCP search server for coding agents"
+)]
 struct Cli {
     /// sources.yaml to read.
     #[arg(long, global = true, default_value = "sources.yaml")]
@@ -71,9 +75,16 @@ enum Cmd {
         /// LeapView version docs_search answers for (default: the newest loaded).
         #[arg(long)]
         leapview_version: Option<String>,
-        /// Seconds between looks for newer artifacts (0: never reload).
+        /// Seconds between looks for newer artifacts.
         #[arg(long, default_value_t = 10)]
         reload_secs: u64,
+        /// Keep serving the loaded snapshots; only report newer ones (as a notice).
+        #[arg(long)]
+        no_reload: bool,
+        /// Where a publish directory's snapshots are unpacked (default: a
+        /// folder under the system temp dir named after the publish dir).
+        #[arg(long)]
+        cache: Option<PathBuf>,
     },
     /// Show a Godot class from the class reference (or one of its members).
     Class {
@@ -129,9 +140,7 @@ enum Cmd {
     },
     /// Verify an artifact directory, a `.tar.zst` archive or a publish
     /// directory (exit 0 ok, 1 corruption, 2 trouble).
-    Verify {
-        path: PathBuf,
-    },
+    Verify { path: PathBuf },
     /// Build incrementally, diff each version against its published latest and
     /// publish only what changed (exit 0 nothing changed, 3 published, 1 a
     /// build failed, 2 trouble).
@@ -165,8 +174,9 @@ fn main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DOCSNAP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tantivy=warn,rmcp=warn")),
+            tracing_subscriber::EnvFilter::try_from_env("DOCSNAP_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("info,tantivy=warn,rmcp=warn")
+            }),
         )
         .with_target(false)
         .init();
@@ -199,10 +209,20 @@ fn run(cli: Cli) -> Result<i32> {
         } => {
             let cfg = Config::load(&cli.config)?;
             let mirror = mirror
-                .map(|m| url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL")))
+                .map(|m| {
+                    url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL"))
+                })
                 .transpose()?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
-            run_build(&cfg, selected, out, mirror, rate, concurrency, allow_failures)
+            run_build(
+                &cfg,
+                selected,
+                out,
+                mirror,
+                rate,
+                concurrency,
+                allow_failures,
+            )
         }
         Cmd::Serve {
             stdio,
@@ -213,15 +233,32 @@ fn run(cli: Cli) -> Result<i32> {
             tools,
             leapview_version,
             reload_secs,
+            no_reload,
+            cache,
         } => {
-            let mut lib = load_library(&artifacts)?;
+            // A publish directory is unpacked (verified) into a cache first.
+            let (load_from, publish) = if docsnap::serve::reload::is_publish_dir(&artifacts) {
+                let cache = cache.unwrap_or_else(|| default_cache(&artifacts));
+                for s in docsnap::serve::reload::materialize(&artifacts, &cache)
+                    .map_err(anyhow::Error::msg)?
+                {
+                    tracing::warn!("skipped {s}");
+                }
+                (cache, Some(artifacts.clone()))
+            } else {
+                (artifacts.clone(), None)
+            };
+            let mut lib = load_library(&load_from)?;
             if let Some(v) = &leapview_version {
                 if !lib
                     .sources
                     .iter()
                     .any(|s| s.manifest.product == "leapview" && &s.manifest.version == v)
                 {
-                    bail!("--leapview-version {v}: no LeapView {v} artifact under `{}`", artifacts.display());
+                    bail!(
+                        "--leapview-version {v}: no LeapView {v} artifact under `{}`",
+                        artifacts.display()
+                    );
                 }
             }
             lib.leapview_version = leapview_version.clone();
@@ -236,8 +273,10 @@ fn run(cli: Cli) -> Result<i32> {
                 docsnap::serve::reload::spawn(
                     handle.clone(),
                     docsnap::serve::reload::ReloadOptions {
-                        dir: artifacts.clone(),
+                        dir: load_from.clone(),
+                        publish,
                         every: std::time::Duration::from_secs(reload_secs),
+                        swap: !no_reload,
                         leapview_version,
                     },
                 );
@@ -339,7 +378,9 @@ fn run(cli: Cli) -> Result<i32> {
         } => {
             let cfg = Config::load(&cli.config)?;
             let mirror = mirror
-                .map(|m| url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL")))
+                .map(|m| {
+                    url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL"))
+                })
                 .transpose()?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             let opts = docsnap::rebuild::RebuildOptions {
@@ -382,7 +423,11 @@ fn show_class(lib: &Library, name: &str, member: Option<&str>, json: bool) -> Re
         if r.defined_in != r.class_name {
             println!("  inherited from {}", r.defined_in);
         }
-        for (k, v) in [("default", &r.default), ("setter", &r.setter), ("getter", &r.getter)] {
+        for (k, v) in [
+            ("default", &r.default),
+            ("setter", &r.setter),
+            ("getter", &r.getter),
+        ] {
             if let Some(v) = v {
                 println!("  {k}: {v}");
             }
@@ -435,7 +480,16 @@ fn show_class(lib: &Library, name: &str, member: Option<&str>, json: bool) -> Re
     Ok(())
 }
 
-fn load_library(dir: &PathBuf) -> Result<Library> {
+/// The unpack cache of a publish directory: one folder per publish directory.
+fn default_cache(publish: &std::path::Path) -> PathBuf {
+    let canon = publish
+        .canonicalize()
+        .unwrap_or_else(|_| publish.to_path_buf());
+    let tag = docsnap::util::sha256_hex(canon.to_string_lossy().as_bytes());
+    std::env::temp_dir().join(format!("docsnap-cache-{}", &tag[..12]))
+}
+
+fn load_library(dir: &std::path::Path) -> Result<Library> {
     if !dir.is_dir() {
         bail!(
             "no artifacts at `{}`: run `docsnap build` first or pass --artifacts DIR",
@@ -475,9 +529,11 @@ fn run_build(
     let bar = if tty {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         Some(b)
     } else {
@@ -485,14 +541,14 @@ fn run_build(
     };
     let bar2 = bar.clone();
     let progress: build::BuildProgress = Arc::new(move |src, ver, done, total| {
-            if let Some(b) = &bar2 {
-                b.set_prefix(format!("{src} {ver}"));
-                b.set_length(total);
-                b.set_position(done);
-            } else if done == total || done % 50 == 0 {
-                tracing::info!("{src} {ver}: {done}/{total} URLs");
-            }
-        });
+        if let Some(b) = &bar2 {
+            b.set_prefix(format!("{src} {ver}"));
+            b.set_length(total);
+            b.set_position(done);
+        } else if done == total || done % 50 == 0 {
+            tracing::info!("{src} {ver}: {done}/{total} URLs");
+        }
+    });
     let opts = BuildOptions {
         out,
         mirror,

@@ -199,6 +199,7 @@ fn after_build(rep: VersionReport, opts: &RebuildOptions) -> VersionResult {
             Ok((outcome, md)) => {
                 res.outcome = outcome;
                 res.markdown = md;
+                prune_out(dir);
             }
             Err(e) => {
                 res.outcome = Outcome::Trouble {
@@ -228,6 +229,40 @@ fn after_build(rep: VersionReport, opts: &RebuildOptions) -> VersionResult {
     res
 }
 
+/// Artifacts kept per (source, version) in the `--out` directory: the new one
+/// (the next build's validators) and the one before it.
+pub const OUT_KEEP: usize = 2;
+
+/// Every rebuild writes a new artifact under `--out`, changed or not; drop the
+/// older ones so a scheduled job does not fill the disk. Best effort.
+fn prune_out(new: &Path) {
+    let Some(parent) = new.parent() else {
+        return;
+    };
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let mut snaps: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.join("manifest.json").is_file()
+                && p.file_name()
+                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    snaps.sort();
+    let n = snaps.len().saturating_sub(OUT_KEEP);
+    for old in snaps.into_iter().take(n) {
+        if old != new {
+            if let Err(e) = std::fs::remove_dir_all(&old) {
+                tracing::warn!("cannot remove old artifact {}: {e}", old.display());
+            }
+        }
+    }
+}
+
 /// An artifact with no pages, standing for "nothing published yet".
 fn empty_like(a: &Artifact) -> Artifact {
     let mut manifest = a.manifest.clone();
@@ -254,8 +289,23 @@ fn compare_and_publish(
     let m = &new.manifest;
     let vdir = opts.publish_to.join(&m.source).join(&m.version);
     let latest = publish::read_latest(&vdir)?;
+    // A latest snapshot that fails its checks is not served; publishing the
+    // new build replaces it, and the run still reports trouble.
+    let mut damaged: Option<String> = None;
     let prev = match &latest {
-        Some(id) => Some(publish::open_snapshot(&vdir.join(format!("{id}.tar.zst")))?),
+        Some(id) => match publish::open_snapshot(&vdir.join(format!("{id}.tar.zst"))) {
+            Ok(p) => Some(p),
+            Err(e) if e.is_corruption() => {
+                tracing::error!(
+                    "{} {}: published latest {id} is damaged: {e}",
+                    m.source,
+                    m.version
+                );
+                damaged = Some(format!("published latest {id} was damaged ({e})"));
+                None
+            }
+            Err(e) => return Err(e),
+        },
         None => None,
     };
     if let (Some(p), Some(id)) = (&prev, &latest) {
@@ -299,7 +349,25 @@ fn compare_and_publish(
             diff_md: None,
             repointed: true,
         },
-        PublishOutcome::AlreadyLatest(id) => return Ok((Outcome::Unchanged { latest: id }, None)),
+        PublishOutcome::AlreadyLatest(id) => Outcome::Unchanged { latest: id },
     };
+    if let Some(why) = damaged {
+        let now = match &outcome {
+            Outcome::Published { snapshot_id, .. }
+            | Outcome::Unchanged {
+                latest: snapshot_id,
+            } => snapshot_id.clone(),
+            _ => String::new(),
+        };
+        return Ok((
+            Outcome::Trouble {
+                reason: format!("{why}; latest is now {now}"),
+            },
+            Some(md),
+        ));
+    }
+    if matches!(outcome, Outcome::Unchanged { .. }) {
+        return Ok((outcome, None));
+    }
     Ok((outcome, Some(md)))
 }

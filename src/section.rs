@@ -557,16 +557,43 @@ fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// A Markdown table line (`| a | b |`), not inside a quote or list.
+fn is_table_row(line: &str) -> bool {
+    line.trim_start_matches(' ').starts_with('|')
+}
+
+/// The `| --- | :-: |` line under a table's header row.
+fn is_table_delimiter(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('|')
+        && t.contains('-')
+        && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
 /// Cut an overlong block at line ends (and an overlong line at spaces), but
 /// never inside a fenced block, so every piece is bounded unless one fence
-/// alone is longer than the limit.
+/// alone is longer than the limit. A table cut across pieces repeats its
+/// header row in each piece, so every piece is still a table.
 fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut acc = String::new();
     let mut acc_len = 0;
     let mut fences = FenceTracker::default();
+    // Header and delimiter rows of the table being read, and the line before.
+    let mut table_head: Option<String> = None;
+    let mut prev: Option<&str> = None;
     for line in block.lines() {
         let kind = fences.line(line);
+        if kind == FenceLine::Outside {
+            if is_table_delimiter(line) && prev.is_some_and(is_table_row) {
+                table_head = prev.map(|p| format!("{p}\n{line}"));
+            } else if !is_table_row(line) {
+                table_head = None;
+            }
+        } else {
+            table_head = None;
+        }
+        prev = Some(line);
         let mut line = line.to_string();
         if kind == FenceLine::Outside {
             while line.chars().count() > max_chars {
@@ -592,6 +619,13 @@ fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
         if may_cut && !acc.is_empty() && acc_len + line_len + 1 > max_chars {
             out.push(std::mem::take(&mut acc));
             acc_len = 0;
+            if let Some(head) = &table_head {
+                let head_len = head.chars().count();
+                if head_len + line_len + 1 <= max_chars && !is_table_delimiter(&line) {
+                    acc.push_str(head);
+                    acc_len = head_len;
+                }
+            }
         }
         if !acc.is_empty() {
             acc.push('\n');
@@ -752,6 +786,31 @@ mod tests {
             }
         }
         assert!(s[0].text.starts_with("## Big"));
+    }
+
+    #[test]
+    fn long_tables_repeat_their_header_in_every_part() {
+        let mut md = String::from("## T\n\n| Key | Meaning |\n| --- | --- |\n");
+        for i in 0..60 {
+            md.push_str(&format!("| `key_{i}` | what key number {i} does |\n"));
+        }
+        md.push_str("\nAfter.\n");
+        let s = split("u", "T", &n(&md), SlugStyle::Github, 400);
+        assert!(s.len() > 3);
+        let rows: usize = s
+            .iter()
+            .map(|x| x.text.lines().filter(|l| l.starts_with("| `key_")).count())
+            .sum();
+        assert_eq!(rows, 60, "every row kept exactly once");
+        for x in &s {
+            assert!(x.text.chars().count() <= 400);
+            if x.text.contains("| `key_") {
+                let start = if x.part == 1 { 2 } else { 0 };
+                let lines: Vec<&str> = x.text.lines().skip(start).collect();
+                assert_eq!(lines[0], "| Key | Meaning |", "part {}: {}", x.part, x.text);
+                assert_eq!(lines[1], "| --- | --- |");
+            }
+        }
     }
 
     #[test]

@@ -109,8 +109,13 @@ mod tests {
 
     #[test]
     fn canonical_keys_agree_across_spellings() {
-        let k = canonical_page_key("https://docs.godotengine.org/en/stable/classes/class_%40globalscope.html#x");
-        assert_eq!(k, canonical_page_key("http://Docs.GodotEngine.org/en/stable/classes/class_@globalscope"));
+        let k = canonical_page_key(
+            "https://docs.godotengine.org/en/stable/classes/class_%40globalscope.html#x",
+        );
+        assert_eq!(
+            k,
+            canonical_page_key("http://Docs.GodotEngine.org/en/stable/classes/class_@globalscope")
+        );
         assert_eq!(
             canonical_page_key("https://docs.godotengine.org/en/stable/"),
             canonical_page_key("https://docs.godotengine.org/en/stable/index.html")
@@ -119,21 +124,36 @@ mod tests {
             canonical_page_key("https://code.claude.com/docs/en/hooks.md"),
             "code.claude.com/docs/en/hooks"
         );
-        assert_ne!(canonical_page_key("https://a.b/x"), canonical_page_key("https://a.b/y"));
+        assert_ne!(
+            canonical_page_key("https://a.b/x"),
+            canonical_page_key("https://a.b/y")
+        );
     }
 
     #[test]
     fn canonical_urls() {
         assert_eq!(
-            canonical_url("https://Docs.GodotEngine.org:443/en/stable/classes/class_%40globalscope.html#x", false),
+            canonical_url(
+                "https://Docs.GodotEngine.org:443/en/stable/classes/class_%40globalscope.html#x",
+                false
+            ),
             "https://docs.godotengine.org/en/stable/classes/class_@globalscope.html"
         );
         assert_eq!(
-            canonical_url("https://docs.godotengine.org/en/stable/index.html?a=1", false),
+            canonical_url(
+                "https://docs.godotengine.org/en/stable/index.html?a=1",
+                false
+            ),
             "https://docs.godotengine.org/en/stable/"
         );
-        assert_eq!(canonical_url("https://a.b/x?q=1", true), "https://a.b/x?q=1");
-        assert_eq!(canonical_url("https://a.b/a%2Fb", false), "https://a.b/a%2Fb");
+        assert_eq!(
+            canonical_url("https://a.b/x?q=1", true),
+            "https://a.b/x?q=1"
+        );
+        assert_eq!(
+            canonical_url("https://a.b/a%2Fb", false),
+            "https://a.b/a%2Fb"
+        );
     }
 
     #[test]

@@ -81,7 +81,9 @@ fn reachable(sites: &Path, start: &str, prefix: &str) -> BTreeSet<String> {
             }
             if let Ok(v) = base.join(h) {
                 let s = v.to_string();
-                if s.starts_with(prefix) && s.ends_with(".html") || s.ends_with('/') && s.starts_with(prefix) {
+                if s.starts_with(prefix) && s.ends_with(".html")
+                    || s.ends_with('/') && s.starts_with(prefix)
+                {
                     let decoded = docsnap::util::percent_decode(&s);
                     let rest = decoded.split_once("://").unwrap().1;
                     let (h2, p2) = rest.split_once('/').unwrap();
@@ -112,11 +114,17 @@ fn expected(sites: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
     };
     m.insert(
         ("claude-code".into(), "current".into()),
-        keys(llms_links(&sites.join("code.claude.com/docs/llms.txt"), &[])),
+        keys(llms_links(
+            &sites.join("code.claude.com/docs/llms.txt"),
+            &[],
+        )),
     );
     m.insert(
         ("mcp".into(), "current".into()),
-        keys(llms_links(&sites.join("modelcontextprotocol.io/llms.txt"), &[])),
+        keys(llms_links(
+            &sites.join("modelcontextprotocol.io/llms.txt"),
+            &[],
+        )),
     );
     m.insert(
         ("cursor".into(), "current".into()),
@@ -138,9 +146,10 @@ fn expected(sites: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
         ),
     );
     for v in ["3.1", "3.2"] {
-        let text =
-            std::fs::read_to_string(sites.join(format!("docs.leapview.example/v{v}/manifest.json")))
-                .unwrap();
+        let text = std::fs::read_to_string(
+            sites.join(format!("docs.leapview.example/v{v}/manifest.json")),
+        )
+        .unwrap();
         let j: serde_json::Value = serde_json::from_str(&text).unwrap();
         let urls = j["pages"]
             .as_array()
@@ -185,13 +194,27 @@ fn assert_sets(out: &Path, want: &BTreeMap<(String, String), BTreeSet<String>>) 
 fn all_sources_build_completely_and_rebuild_with_304s() {
     let sites = shared().join("sites");
     let want = expected(&sites);
-    assert_eq!(want[&("godot".to_string(), "stable".to_string())].len(), 588);
-    assert_eq!(want[&("cursor".to_string(), "current".to_string())].len(), 102 - 0);
+    assert_eq!(
+        want[&("godot".to_string(), "stable".to_string())].len(),
+        588
+    );
+    assert_eq!(
+        want[&("cursor".to_string(), "current".to_string())].len(),
+        102
+    );
 
     let mirror = Mirror::start(None, &[]);
     let out = tempfile::tempdir().unwrap();
     let outs = out.path().to_str().unwrap();
-    let (code, _, err) = run_docsnap(&["build", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        "0",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_sets(out.path(), &want);
 
@@ -204,17 +227,34 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     // A second build against the unchanged mirror: conditional requests answered 304.
     let first: BTreeMap<_, _> = want
         .keys()
-        .map(|(s, v)| ((s.clone(), v.clone()), built_pages(out.path(), s, v).1["content_sha256"].clone()))
+        .map(|(s, v)| {
+            (
+                (s.clone(), v.clone()),
+                built_pages(out.path(), s, v).1["content_sha256"].clone(),
+            )
+        })
         .collect();
     std::thread::sleep(Duration::from_millis(1100)); // a new snapshot id (time-stamped)
-    let (code, _, err) = run_docsnap(&["build", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        "0",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_sets(out.path(), &want);
     let (mut pages, mut not_modified) = (0usize, 0usize);
     for (s, v) in want.keys() {
         let art = only_artifact(out.path(), s, v);
         let (_, m) = built_pages(out.path(), s, v);
-        assert_eq!(m["content_sha256"], first[&(s.clone(), v.clone())], "{s} {v}");
+        assert_eq!(
+            m["content_sha256"],
+            first[&(s.clone(), v.clone())],
+            "{s} {v}"
+        );
         for o in read_jsonl(&art.join("crawl.jsonl")) {
             if o["status"] == 200 || o["status"] == 304 {
                 pages += 1;
@@ -225,8 +265,14 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         }
     }
     let share = not_modified as f64 / pages as f64;
-    eprintln!("second build: {not_modified}/{pages} answered 304 ({:.1} %)", share * 100.0);
-    assert!(share >= 0.95, "only {not_modified}/{pages} pages answered 304");
+    eprintln!(
+        "second build: {not_modified}/{pages} answered 304 ({:.1} %)",
+        share * 100.0
+    );
+    assert!(
+        share >= 0.95,
+        "only {not_modified}/{pages} pages answered 304"
+    );
 }
 
 #[test]
@@ -263,8 +309,9 @@ fn faulty_mirror_gives_the_same_pages_politely() {
     drop(mirror);
 
     // The request log: nothing outside the sources' scopes, no host above the rate.
-    let cfg = docsnap::config::Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"))
-        .unwrap();
+    let cfg =
+        docsnap::config::Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"))
+            .unwrap();
     let mut allowed_prefixes: Vec<String> = Vec::new();
     let mut discovery: HashSet<String> = HashSet::new();
     for s in &cfg.sources {
@@ -296,9 +343,15 @@ fn faulty_mirror_gives_the_same_pages_politely() {
         if !l["fault"].is_null() {
             faults += 1;
         }
-        per_host.entry(host.to_string()).or_default().push(l["ts"].as_f64().unwrap());
+        per_host
+            .entry(host.to_string())
+            .or_default()
+            .push(l["ts"].as_f64().unwrap());
     }
-    assert!(faults > 50, "the fault injection did not happen ({faults} faults)");
+    assert!(
+        faults > 50,
+        "the fault injection did not happen ({faults} faults)"
+    );
     for (host, mut ts) in per_host {
         ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let mut max = 0;
@@ -310,12 +363,18 @@ fn faulty_mirror_gives_the_same_pages_politely() {
             max = max.max(i - j + 1);
         }
         // The limiter allows `rate` per second plus a burst of one.
-        assert!(max <= rate as usize + 1, "{host}: {max} requests within one second");
+        assert!(
+            max <= rate as usize + 1,
+            "{host}: {max} requests within one second"
+        );
         let max_rps = lines
             .iter()
             .filter(|l| l["host"] == host.as_str() && l["fault"] == "max_rps")
             .count();
-        assert_eq!(max_rps, 0, "{host}: the mirror's max_rps tripped {max_rps} times");
+        assert_eq!(
+            max_rps, 0,
+            "{host}: the mirror's max_rps tripped {max_rps} times"
+        );
     }
 }
 
@@ -328,7 +387,17 @@ fn a_killed_build_resumes_without_refetching() {
     let outs = out.path().to_str().unwrap();
     let mut child = std::process::Command::new(docsnap())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["build", "--source", "godot", "--mirror", &mirror.url, "--out", outs, "--rate", "40"])
+        .args([
+            "build",
+            "--source",
+            "godot",
+            "--mirror",
+            &mirror.url,
+            "--out",
+            outs,
+            "--rate",
+            "40",
+        ])
         .env("DOCSNAP_LOG", "warn")
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -348,10 +417,14 @@ fn a_killed_build_resumes_without_refetching() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(
-        !out.path().join("godot/stable").read_dir().unwrap().any(|e| {
-            let n = e.unwrap().file_name().to_string_lossy().to_string();
-            !n.starts_with('.')
-        }),
+        !out.path()
+            .join("godot/stable")
+            .read_dir()
+            .unwrap()
+            .any(|e| {
+                let n = e.unwrap().file_name().to_string_lossy().to_string();
+                !n.starts_with('.')
+            }),
         "a killed build left an artifact"
     );
     // What the journal holds as finished (a torn last line does not count).
@@ -364,18 +437,41 @@ fn a_killed_build_resumes_without_refetching() {
     assert!(done.len() >= 150);
     let before = read_jsonl(&log).len();
 
-    let (code, _, err) = run_docsnap(&["build", "--source", "godot", "--mirror", &mirror.url, "--out", outs, "--rate", "0"]);
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--source",
+        "godot",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        "0",
+    ]);
     assert_eq!(code, 0, "{err}");
     let (got, _) = built_pages(out.path(), "godot", "stable");
     assert_eq!(got.len(), 588);
-    assert!(!out.path().join("godot/stable/.journal").exists(), "journal left behind");
+    assert!(
+        !out.path().join("godot/stable/.journal").exists(),
+        "journal left behind"
+    );
     let after: Vec<_> = read_jsonl(&log).into_iter().skip(before).collect();
     let refetched: Vec<String> = after
         .iter()
-        .map(|l| format!("https://{}{}", l["host"].as_str().unwrap(), l["path"].as_str().unwrap()))
+        .map(|l| {
+            format!(
+                "https://{}{}",
+                l["host"].as_str().unwrap(),
+                l["path"].as_str().unwrap()
+            )
+        })
         .filter(|u| done.contains(u))
         .collect();
-    assert!(refetched.is_empty(), "fetched again after resume: {:?}", &refetched[..refetched.len().min(5)]);
+    assert!(
+        refetched.is_empty(),
+        "fetched again after resume: {:?}",
+        &refetched[..refetched.len().min(5)]
+    );
     let fetched_after = after
         .iter()
         .filter(|l| {
@@ -383,5 +479,9 @@ fn a_killed_build_resumes_without_refetching() {
             p.ends_with(".html") || p.ends_with('/')
         })
         .count();
-    assert!(fetched_after + done.len() >= 588, "{fetched_after} + {} pages", done.len());
+    assert!(
+        fetched_after + done.len() >= 588,
+        "{fetched_after} + {} pages",
+        done.len()
+    );
 }

@@ -573,6 +573,12 @@ fn rebuild_publishes_only_what_changed() {
     let (code, out, _) = run_docsnap(&["verify", s(&pubdir)]);
     assert_eq!(code, 0, "{out}");
 
+    // The working directory keeps the two newest artifacts per version.
+    assert_eq!(
+        artifacts_of(&t.path().join("out"), "leapview", "3.2").len(),
+        2
+    );
+
     // --keep 1 prunes the older 3.2 snapshot but never the latest.
     let (code, stdout, err) = rebuild(&["--keep", "1"]);
     assert_eq!(code, 0, "{stdout}{err}");
@@ -659,6 +665,22 @@ fn rebuild_publishes_only_what_changed() {
     ]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("BUILD FAILED"), "{stdout}");
+    drop(dead);
+
+    // The damaged latest is replaced by the next rebuild (reported as trouble).
+    let (code, stdout, err) = rebuild(&[]);
+    assert_eq!(code, 2, "{stdout}{err}");
+    assert!(stdout.contains("damaged"), "{stdout}");
+    let healed = latest_of(&pubdir, "leapview", "3.2").unwrap();
+    assert_ne!(healed, new32);
+    assert_eq!(
+        archives_in(&pubdir, "leapview", "3.2"),
+        BTreeSet::from([healed])
+    );
+    let (code, out, _) = run_docsnap(&["verify", s(&pubdir)]);
+    assert_eq!(code, 0, "{out}");
+    let (code, _, _) = rebuild(&[]);
+    assert_eq!(code, 0);
 }
 
 /// A synthetic artifact of `n` pages; `salt` changes every page's text.
@@ -680,7 +702,11 @@ fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             md.push_str(words[(seed >> 33) as usize % words.len()]);
-            md.push(if (seed >> 20).is_multiple_of(13) { '\n' } else { ' ' });
+            md.push(if (seed >> 20).is_multiple_of(13) {
+                '\n'
+            } else {
+                ' '
+            });
         }
         let url = format!("https://docs.example/v1/p{i:04}");
         let title = format!("Page {i}");

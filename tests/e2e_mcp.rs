@@ -41,7 +41,14 @@ fn outside_fences(md: &str) -> String {
     for line in md.lines() {
         let t = line.trim_start();
         match &fence {
-            Some(f) if t.starts_with(f.as_str()) && t.trim_end().trim_start_matches(f.chars().next().unwrap()).is_empty() => fence = None,
+            Some(f)
+                if t.starts_with(f.as_str())
+                    && t.trim_end()
+                        .trim_start_matches(f.chars().next().unwrap())
+                        .is_empty() =>
+            {
+                fence = None
+            }
             Some(_) => {}
             None if t.starts_with("```") || t.starts_with("~~~") => {
                 let ch = t.chars().next().unwrap();
@@ -62,8 +69,17 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
     let mirror = Mirror::start(None, &[]);
     let out = tempfile::tempdir().unwrap();
     let outs = out.path().to_str().unwrap();
-    let (code, _stdout, stderr) =
-        run_docsnap(&["build", "--source", "mcp", "--mirror", &mirror.url, "--out", outs, "--rate", "50"]);
+    let (code, _stdout, stderr) = run_docsnap(&[
+        "build",
+        "--source",
+        "mcp",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        "50",
+    ]);
     assert_eq!(code, 0, "build failed:\n{stderr}");
     assert!(stderr.contains("summary"), "no summary:\n{stderr}");
 
@@ -78,7 +94,10 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
     assert_eq!(want.len(), 182, "the mirror's llms.txt changed");
     let missing: Vec<_> = want.difference(&got).collect();
     let extra: Vec<_> = got.difference(&want).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}, extra {extra:?}");
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?}"
+    );
     for p in &pages {
         let url = p["url"].as_str().unwrap();
         assert!(!url.ends_with(".md") && !url.contains("127.0.0.1"), "{url}");
@@ -139,7 +158,9 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
             continue;
         }
         let url = s["url"].as_str().unwrap();
-        let path = url.strip_prefix("https://modelcontextprotocol.io/").unwrap();
+        let path = url
+            .strip_prefix("https://modelcontextprotocol.io/")
+            .unwrap();
         let html = std::fs::read_to_string(site.join(format!("{path}.html"))).unwrap();
         assert!(
             id_re.captures_iter(&html).any(|c| &c[1] == anchor),
@@ -152,7 +173,10 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
     // The server: initialize, tools/list, both tools.
     let mut c = StdioClient::spawn(&["serve", "--stdio", "--artifacts", outs]);
     let init = c.handshake();
-    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
     let list = c.request("tools/list", json!({}));
     let names: BTreeSet<&str> = list["result"]["tools"]
         .as_array()
@@ -160,7 +184,10 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains("search_docs") && names.contains("read_section"), "{names:?}");
+    assert!(
+        names.contains("search_docs") && names.contains("read_section"),
+        "{names:?}"
+    );
 
     let r = c.call(
         "search_docs",
@@ -186,18 +213,42 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
     let sc = &r["result"]["structuredContent"];
     assert_eq!(sc["url"], json!(page_url), "{r}");
     let outline = sc["outline"].as_array().unwrap();
-    assert!(outline.iter().any(|l| l.as_str().unwrap().starts_with("## Data Types")), "{outline:?}");
-    assert!(!outline.iter().any(|l| l.as_str().unwrap().contains("Model Preferences")), "{outline:?}");
+    assert!(
+        outline
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("## Data Types")),
+        "{outline:?}"
+    );
+    assert!(
+        !outline
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("Model Preferences")),
+        "{outline:?}"
+    );
     let r = c.call("read_section", json!({"url": page_url, "outline_depth": 3}));
-    let outline = r["result"]["structuredContent"]["outline"].as_array().unwrap().clone();
-    assert!(outline.iter().any(|l| l.as_str().unwrap().contains("Model Preferences")), "{outline:?}");
+    let outline = r["result"]["structuredContent"]["outline"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        outline
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("Model Preferences")),
+        "{outline:?}"
+    );
 
-    let r = c.call("read_section", json!({"url": page_url, "heading": "Model Preferences"}));
+    let r = c.call(
+        "read_section",
+        json!({"url": page_url, "heading": "Model Preferences"}),
+    );
     let sc = &r["result"]["structuredContent"];
     assert!(sc["text"].as_str().unwrap().contains("costPriority"), "{r}");
 
     // Bad input is a tool error naming the field.
     let r = c.call("search_docs", json!({"query": "x", "limit": 50}));
     assert_eq!(r["result"]["isError"], json!(true), "{r}");
-    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("limit"));
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("limit"));
 }

@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 use common::*;
 
 fn run_client(args: &[&str]) {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/mcp_sdk_client.py");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/mcp_sdk_client.py");
     let out = Command::new("python3")
         .arg(&script)
         .args(args)
@@ -24,9 +25,15 @@ fn run_client(args: &[&str]) {
         "the MCP Python SDK is not installed: run `pip install mcp` (scripts/test.sh does)"
     );
     print!("{stdout}");
-    assert!(out.status.success(), "SDK client failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "SDK client failed:\n{stdout}\n{stderr}"
+    );
     let last = stdout.lines().last().unwrap_or("");
-    assert!(last.ends_with(" 0 failed") && !last.starts_with("0 passed"), "{last}");
+    assert!(
+        last.ends_with(" 0 failed") && !last.starts_with("0 passed"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -35,8 +42,19 @@ fn python_sdk_over_stdio_and_http() {
     let out = tempfile::tempdir().unwrap();
     let outs = out.path().to_str().unwrap();
     let (code, _, err) = run_docsnap(&[
-        "build", "--source", "claude-code", "--source", "godot", "--source", "leapview",
-        "--mirror", &mirror.url, "--out", outs, "--rate", "0",
+        "build",
+        "--source",
+        "claude-code",
+        "--source",
+        "godot",
+        "--source",
+        "leapview",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        outs,
+        "--rate",
+        "0",
     ]);
     assert_eq!(code, 0, "{err}");
     drop(mirror);
@@ -54,8 +72,14 @@ fn python_sdk_over_stdio_and_http() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(server.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).to_string();
+    BufReader::new(server.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_string();
     run_client(&[seeds, "http", &url]);
     let _ = server.kill();
     let _ = server.wait();

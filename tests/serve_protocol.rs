@@ -197,7 +197,12 @@ impl Client {
     async fn start(lib: LibraryHandle) -> Client {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (r, w) = tokio::io::split(theirs);
-        tokio::spawn(serve_io(DocsServer::new(lib, ToolFamily::ALL), r, w));
+        // The agent-docs family: the seed-000 contract this file checks.
+        tokio::spawn(serve_io(
+            DocsServer::new(lib, &[ToolFamily::AgentDocs]),
+            r,
+            w,
+        ));
         let (read, write) = tokio::io::split(ours);
         let mut c = Client {
             lines: BufReader::new(read).lines(),
@@ -541,6 +546,7 @@ async fn http_healthz_origin_token_and_calls() {
     let h = Http::start(HttpOptions {
         token: Some("s3cret".into()),
         max_body_bytes: 64 * 1024,
+        tools: vec![ToolFamily::AgentDocs],
         ..HttpOptions::default()
     })
     .await;

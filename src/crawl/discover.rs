@@ -73,8 +73,10 @@ pub fn parse_llms_txt(text: &str, base: &url::Url) -> Parsed {
                 ..Default::default()
             });
         } else if (t.starts_with("- ") || t.starts_with("* ")) && t.contains("](") {
-            out.warnings
-                .push(format!("llms.txt line {}: malformed link line skipped", n + 1));
+            out.warnings.push(format!(
+                "llms.txt line {}: malformed link line skipped",
+                n + 1
+            ));
         }
     }
     out
@@ -181,7 +183,10 @@ mod tests {
             SitemapKind::Pages(vec!["https://a/b?x=1&y=2".into(), "https://a/c".into()])
         );
         let i = "<sitemapindex><sitemap><loc>https://a/s1.xml</loc></sitemap></sitemapindex>";
-        assert_eq!(parse_sitemap(i), SitemapKind::Index(vec!["https://a/s1.xml".into()]));
+        assert_eq!(
+            parse_sitemap(i),
+            SitemapKind::Index(vec!["https://a/s1.xml".into()])
+        );
     }
 
     #[test]

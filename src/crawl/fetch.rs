@@ -158,7 +158,9 @@ impl Fetcher {
         match &self.opts.mirror {
             None => Some(wire.clone()),
             Some(m) => {
-                if wire.host_str() != m.host_str() || wire.port_or_known_default() != m.port_or_known_default() {
+                if wire.host_str() != m.host_str()
+                    || wire.port_or_known_default() != m.port_or_known_default()
+                {
                     return None;
                 }
                 let path = wire.path().trim_start_matches('/');
@@ -187,10 +189,20 @@ impl Fetcher {
             let r = self.get_once(&current, validators, &mut attempts).await?;
             if (300..400).contains(&r.status) && r.status != 304 {
                 let Some(loc) = r.location else {
-                    return Err(self.err(&current, "redirect without Location", attempts, r.status));
+                    return Err(self.err(
+                        &current,
+                        "redirect without Location",
+                        attempts,
+                        r.status,
+                    ));
                 };
                 let next = self.resolve_location(&current, &loc).ok_or_else(|| {
-                    self.err(&current, &format!("bad redirect Location `{loc}`"), attempts, r.status)
+                    self.err(
+                        &current,
+                        &format!("bad redirect Location `{loc}`"),
+                        attempts,
+                        r.status,
+                    )
                 })?;
                 if !in_scope(&next) {
                     return Err(self.err(
@@ -220,7 +232,9 @@ impl Fetcher {
         let cur = Url::parse(current_public).ok()?;
         let wire = self.wire_url(&cur).ok()?;
         let target = wire.join(loc).ok()?;
-        let public = if target.host_str() == wire.host_str() && target.port_or_known_default() == wire.port_or_known_default() {
+        let public = if target.host_str() == wire.host_str()
+            && target.port_or_known_default() == wire.port_or_known_default()
+        {
             self.public_url(&target)?
         } else if self.opts.mirror.is_some() {
             // An absolute public URL in a mirror's Location stays public.
@@ -265,9 +279,11 @@ impl Fetcher {
         loop {
             *attempts += 1;
             let outcome = {
-                let _slot = gate.slots.acquire().await.map_err(|e| {
-                    self.err(public, &format!("closed: {e}"), *attempts, 0)
-                })?;
+                let _slot = gate
+                    .slots
+                    .acquire()
+                    .await
+                    .map_err(|e| self.err(public, &format!("closed: {e}"), *attempts, 0))?;
                 if let Some(l) = &gate.limiter {
                     l.until_ready().await;
                 }
@@ -313,7 +329,9 @@ impl Fetcher {
         let status = resp.status().as_u16();
         let h = resp.headers();
         let get = |k: reqwest::header::HeaderName| {
-            h.get(k).and_then(|v| v.to_str().ok()).map(|s| s.to_string())
+            h.get(k)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.to_string())
         };
         let location = get(reqwest::header::LOCATION);
         let etag = get(reqwest::header::ETAG);
@@ -471,7 +489,10 @@ mod tests {
         let f = fetcher(Some("http://127.0.0.1:8080"));
         let p = Url::parse("https://modelcontextprotocol.io/docs/a.md?x=1").unwrap();
         let w = f.wire_url(&p).unwrap();
-        assert_eq!(w.as_str(), "http://127.0.0.1:8080/modelcontextprotocol.io/docs/a.md?x=1");
+        assert_eq!(
+            w.as_str(),
+            "http://127.0.0.1:8080/modelcontextprotocol.io/docs/a.md?x=1"
+        );
         assert_eq!(f.public_url(&w).unwrap(), p);
     }
 
@@ -479,20 +500,36 @@ mod tests {
     fn mirror_redirect_location_maps_back_to_public() {
         let f = fetcher(Some("http://127.0.0.1:8080"));
         let r = f
-            .resolve_location("https://code.claude.com/docs", "/code.claude.com/docs/en/overview")
+            .resolve_location(
+                "https://code.claude.com/docs",
+                "/code.claude.com/docs/en/overview",
+            )
             .unwrap();
         assert_eq!(r, "https://code.claude.com/docs/en/overview");
     }
 
     #[test]
     fn private_addresses_are_refused() {
-        for ip in ["10.0.0.1", "192.168.1.1", "127.0.0.1", "169.254.1.1", "::1", "fe80::1", "fd00::1", "::ffff:10.0.0.1"] {
+        for ip in [
+            "10.0.0.1",
+            "192.168.1.1",
+            "127.0.0.1",
+            "169.254.1.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:10.0.0.1",
+        ] {
             assert!(!is_public_ip(ip.parse().unwrap()), "{ip}");
         }
         assert!(is_public_ip("8.8.8.8".parse().unwrap()));
-        assert!(!is_public_host(&Url::parse("http://localhost:8080/").unwrap()));
+        assert!(!is_public_host(
+            &Url::parse("http://localhost:8080/").unwrap()
+        ));
         assert!(!is_public_host(&Url::parse("http://[::1]/").unwrap()));
-        assert!(is_public_host(&Url::parse("https://docs.godotengine.org/").unwrap()));
+        assert!(is_public_host(
+            &Url::parse("https://docs.godotengine.org/").unwrap()
+        ));
     }
 
     #[test]

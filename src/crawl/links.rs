@@ -16,9 +16,15 @@ pub fn extract(html: &str, base: &str) -> Vec<String> {
     let doc = Html::parse_document(html);
     let mut out = Vec::new();
     for a in doc.select(&A_HREF) {
-        let Some(href) = a.value().attr("href") else { continue };
+        let Some(href) = a.value().attr("href") else {
+            continue;
+        };
         let href = href.trim();
-        if href.is_empty() || href.starts_with('#') || href.starts_with("mailto:") || href.starts_with("javascript:") {
+        if href.is_empty()
+            || href.starts_with('#')
+            || href.starts_with("mailto:")
+            || href.starts_with("javascript:")
+        {
             continue;
         }
         if let Ok(mut u) = base.join(href) {
@@ -50,7 +56,10 @@ mod tests {
     #[test]
     fn resolves_relative_links_and_drops_fragments() {
         let html = r##"<a href="class_node.html#x">n</a><a href="#top">t</a><a href="../index.html">i</a><a href="mailto:a@b">m</a><a href="https://other.example/">o</a><a href="img/a.webp">i</a>"##;
-        let l = extract(html, "https://docs.godotengine.org/en/stable/classes/index.html");
+        let l = extract(
+            html,
+            "https://docs.godotengine.org/en/stable/classes/index.html",
+        );
         assert_eq!(
             l,
             [

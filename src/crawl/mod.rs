@@ -148,12 +148,12 @@ pub async fn crawl_version(
                     let text = fetch_text(&fetcher, &u, &scope).await.map_err(disc_err)?;
                     match discover::parse_sitemap(&text) {
                         SitemapKind::Index(more) => queue.extend(more),
-                        SitemapKind::Pages(urls) => candidates.extend(urls.into_iter().map(|url| {
-                            Candidate {
+                        SitemapKind::Pages(urls) => {
+                            candidates.extend(urls.into_iter().map(|url| Candidate {
                                 url,
                                 ..Default::default()
-                            }
-                        })),
+                            }))
+                        }
                     }
                 }
             }
@@ -298,7 +298,8 @@ pub async fn crawl_version(
                     body_sha256: String::new(),
                 };
                 if let Err(err) = j.record(e, &f.body) {
-                    out.warnings.push(format!("crawl journal: cannot record {public}: {err}"));
+                    out.warnings
+                        .push(format!("crawl journal: cannot record {public}: {err}"));
                 }
             }
         }
@@ -443,7 +444,11 @@ fn alternate_pair(listed: &str, prefer_markdown: bool) -> Option<(String, String
         public.set_path(stem);
         return Some((u.to_string(), public.to_string()));
     }
-    if prefer_markdown && !path.ends_with('/') && !path.ends_with(".html") && !path.ends_with(".txt") {
+    if prefer_markdown
+        && !path.ends_with('/')
+        && !path.ends_with(".html")
+        && !path.ends_with(".txt")
+    {
         let mut md = u.clone();
         md.set_path(&format!("{path}.md"));
         return Some((md.to_string(), u.to_string()));
@@ -487,10 +492,15 @@ mod tests {
     fn md_alternates_stand_for_their_page() {
         assert_eq!(
             alternate_pair("https://cursor.com/docs.md", true).unwrap(),
-            ("https://cursor.com/docs.md".into(), "https://cursor.com/docs".into())
+            (
+                "https://cursor.com/docs.md".into(),
+                "https://cursor.com/docs".into()
+            )
         );
         assert_eq!(
-            alternate_pair("https://code.claude.com/docs/en/hooks", true).unwrap().0,
+            alternate_pair("https://code.claude.com/docs/en/hooks", true)
+                .unwrap()
+                .0,
             "https://code.claude.com/docs/en/hooks.md"
         );
         let g = "https://docs.godotengine.org/en/stable/index.html";
@@ -500,7 +510,10 @@ mod tests {
     #[test]
     fn relative_paths() {
         assert_eq!(
-            relative_path("https://d.example/v3.2/", "https://d.example/v3.2/cli/publish"),
+            relative_path(
+                "https://d.example/v3.2/",
+                "https://d.example/v3.2/cli/publish"
+            ),
             "cli/publish"
         );
         assert_eq!(

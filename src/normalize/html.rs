@@ -927,6 +927,19 @@ impl<'a, H: Hooks> Converter<'a, H> {
                 self.children(el, out);
                 out.text("”", false);
             }
+            "sup" => {
+                // `2<sup>32</sup>` is 2^32, not 232.
+                let t = plain_text(el);
+                if t.is_empty() {
+                    return;
+                }
+                let bare = t.chars().all(char::is_alphanumeric);
+                out.text(if bare { "^" } else { "^(" }, self.in_link > 0);
+                self.children(el, out);
+                if !bare {
+                    out.text(")", self.in_link > 0);
+                }
+            }
             _ => {
                 if name == "div" || name == "aside" || name == "section" {
                     if el.value().attr("role") == Some("doc-footnote") || has_class(el, "footnote")

@@ -1087,6 +1087,38 @@ impl Js {
     }
 }
 
+/// The text of a string-valued expression: a string literal, or an array of
+/// string literals joined with `.join("…")` (how long prompts are written).
+pub(crate) fn string_expr(src: &str) -> Option<String> {
+    let mut p = JsParser::new(src, 0);
+    let value = p.value()?;
+    p.ws();
+    let rest = &src[p.pos..];
+    match value {
+        Js::Str(s) if rest.trim().is_empty() => Some(s),
+        Js::Arr(items) => {
+            let parts: Option<Vec<String>> = items
+                .iter()
+                .map(|i| match i {
+                    Js::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            let parts = parts?;
+            let call = rest.strip_prefix(".join")?.trim_start().strip_prefix('(')?;
+            let mut q = JsParser::new(call, 0);
+            let sep = match q.value() {
+                Some(Js::Str(s)) => s,
+                _ => return None,
+            };
+            q.ws();
+            let tail = call[q.pos..].strip_prefix(')')?;
+            tail.trim().is_empty().then(|| parts.join(&sep))
+        }
+        _ => None,
+    }
+}
+
 /// A parser for the literal subset of JavaScript; anything else fails.
 pub(crate) struct JsParser<'a> {
     src: &'a str,
@@ -1506,8 +1538,10 @@ impl Renderer<'_> {
     /// Plain HTML elements, and the fallback for unknown components.
     fn render_html(&self, e: &Elem) -> Out {
         let name = e.name.as_str();
-        if e.has_class("hidden") && matches!(name, "div" | "span" | "p") {
-            return Out::Nothing; // never shown on the page
+        if e.has_class("hidden") && matches!(name, "div" | "span" | "p" | "img" | "picture") {
+            // Never shown, or only in dark mode: the light-mode twin of a
+            // `hidden dark:block` image is the one the page shows.
+            return Out::Nothing;
         }
         match name {
             "br" => Out::Break,
@@ -1613,9 +1647,35 @@ impl Renderer<'_> {
                 t if t.is_empty() => Out::Nothing,
                 t => Out::Block(format!("*{t}*")),
             },
-            "video" | "audio" | "source" | "iframe" | "button" | "input" | "svg" | "style"
-            | "script" | "noscript" | "template" | "select" | "option" | "textarea" | "canvas"
-            | "object" | "embed" | "track" | "form" | "path" | "g" | "circle" | "rect" | "line"
+            "video" => {
+                let src = e.attr("src").filter(|s| !s.trim().is_empty()).or_else(|| {
+                    e.children.iter().find_map(|c| match c {
+                        Node::Elem(s) if s.name == "source" => {
+                            s.attr("src").filter(|s| !s.trim().is_empty())
+                        }
+                        _ => None,
+                    })
+                });
+                let label = e
+                    .attr("title")
+                    .or_else(|| e.attr("aria-label"))
+                    .map(|l| collapse_ws(&l).replace(['[', ']'], ""))
+                    .filter(|l| !l.is_empty());
+                match (src, label) {
+                    (Some(src), Some(l)) => Out::Block(format!("[Video: {l}]({})", src.trim())),
+                    (Some(src), None) => Out::Block(format!("[Video]({})", src.trim())),
+                    (None, _) => Out::Nothing,
+                }
+            }
+            "sup" => match self.inline(&e.children) {
+                t if t.is_empty() => Out::Nothing,
+                // `2<sup>53</sup>` is 2^53, not 253.
+                t if t.chars().all(char::is_alphanumeric) => Out::Inline(format!("^{t}")),
+                t => Out::Inline(format!("^({t})")),
+            },
+            "audio" | "source" | "iframe" | "button" | "input" | "svg" | "style" | "script"
+            | "noscript" | "template" | "select" | "option" | "textarea" | "canvas" | "object"
+            | "embed" | "track" | "form" | "path" | "g" | "circle" | "rect" | "line"
             | "polyline" | "polygon" | "use" | "col" | "colgroup" | "wbr" => Out::Nothing,
             "div" | "section" if e.has_class("tsd-signature") => {
                 let code = self.plain(&e.children);
@@ -1635,8 +1695,8 @@ impl Renderer<'_> {
                     Out::Block(format!("**{}**", code_span(&t)))
                 }
             }
-            "span" | "sup" | "sub" | "small" | "mark" | "u" | "ins" | "abbr" | "time" | "q"
-            | "label" | "font" => Out::Inline(self.render_nodes(&e.children, false)),
+            "span" | "sub" | "small" | "mark" | "u" | "ins" | "abbr" | "time" | "q" | "label"
+            | "font" => Out::Inline(self.render_nodes(&e.children, false)),
             // Block-level HTML is a block wherever its tag sits.
             "div" | "p" | "section" | "article" | "aside" | "header" | "footer" | "main"
             | "nav" | "figure" | "center" | "dl" | "dd" => {
@@ -1943,11 +2003,99 @@ static ENTITY: LazyLock<Regex> = LazyLock::new(|| {
 // ---------------------------------------------------------------------------
 // Post-processing
 
-static THEME_META: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s+theme=\{[^}]*\}").expect("static regex"));
+/// Display options in a fence's info string that are not part of the code's
+/// identity: line wrapping, line numbers, highlighted or folded lines, theme.
+const FENCE_FLAGS: &[&str] = &["wrap", "lines", "expandable", "showLineNumbers"];
+const FENCE_OPTIONS: &[&str] = &[
+    "theme",
+    "highlight",
+    "focus",
+    "hidelines",
+    "icon",
+    "mark",
+    "ins",
+    "del",
+    "collapse",
+    "frame",
+    "showLineNumbers",
+    "startLineNumber",
+    "className",
+];
 
-/// Close open fences, drop Mintlify's `theme={null}` fence metadata, trim
-/// trailing spaces and collapse blank-line runs — outside code only.
+/// Split an info string into words; quoted strings and `{…}` stay whole.
+fn info_words(info: &str) -> Vec<&str> {
+    let b = info.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        let mut depth = 0usize;
+        let mut quote: Option<u8> = None;
+        while i < b.len() {
+            let c = b[i];
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    b'"' | b'\'' => quote = Some(c),
+                    b'{' => depth += 1,
+                    b'}' => depth = depth.saturating_sub(1),
+                    c if c.is_ascii_whitespace() && depth == 0 => break,
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        if i > start {
+            words.push(&info[start..i]);
+        }
+    }
+    words
+}
+
+/// The info string of a fence as a reader needs it: the language and the
+/// block's label (file name or tab title), without Mintlify/Astro display
+/// options (`wrap`, `{3}`, `highlight={…}`, `theme={null}` …); `title="x"`
+/// becomes the bare label.
+fn clean_fence_info(info: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for w in info_words(info) {
+        if FENCE_FLAGS.contains(&w) || w.starts_with('{') {
+            continue;
+        }
+        if let Some((key, value)) = w.split_once('=') {
+            if FENCE_OPTIONS.contains(&key) {
+                continue;
+            }
+            if matches!(key, "title" | "filename") {
+                let v = value.trim_matches(|c| c == '"' || c == '\'');
+                if !v.trim().is_empty() {
+                    out.push(v.trim().to_string());
+                }
+                continue;
+            }
+        }
+        out.push(w.to_string());
+    }
+    out.join(" ")
+}
+
+/// A fence opening line with its info string cleaned (see [`clean_fence_info`]).
+fn clean_fence_opener(line: &str) -> String {
+    let line = line.trim_end();
+    let body = line.trim_start_matches([' ', '\t', '>']);
+    let prefix = &line[..line.len() - body.len()];
+    let first = body.bytes().next().unwrap_or(b'`');
+    let run = body.bytes().take_while(|&b| b == first).count();
+    let info = clean_fence_info(&body[run..]);
+    format!("{prefix}{}{info}", &body[..run])
+}
+
+/// Close open fences, clean fence info strings, trim trailing spaces and
+/// collapse blank-line runs — outside code only.
 pub(crate) fn tidy(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut fences = FenceTracker::default();
@@ -1962,7 +2110,7 @@ pub(crate) fn tidy(md: &str) -> String {
                 blank = 0;
                 let body = line.trim_start_matches([' ', '\t', '>']);
                 open_prefix = line[..line.len() - body.len()].to_string();
-                out.push_str(THEME_META.replace_all(line.trim_end(), "").as_ref());
+                out.push_str(&clean_fence_opener(line));
             }
             FenceLine::Close => {
                 out.push_str(line.trim_end());
@@ -1998,7 +2146,8 @@ static REF_DEF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\s*\[[^\]]+\]:\s*)(\S+)").expect("static regex"));
 
 /// Make every link and image target absolute against the page's public URL;
-/// same-host `.md` alternates become the page URL. Code is left alone.
+/// same-host `.md` alternates and `…/index` sources become the page URL.
+/// Code is left alone.
 pub(crate) fn absolutize_links(md: &str, public_url: &str) -> String {
     let Ok(base) = url::Url::parse(public_url) else {
         return md.to_string();
@@ -2084,11 +2233,12 @@ fn resolve(base: &url::Url, href: &str) -> String {
         return href.to_string();
     }
     let abs = if SCHEME.is_match(href) {
-        // Absolute already: only same-host `.md` alternates change.
-        let same_host_md = url::Url::parse(href)
-            .ok()
-            .filter(|u| u.host_str() == base.host_str() && u.path().ends_with(".md"));
-        match same_host_md {
+        // Absolute already: only same-host `.md` alternates and index sources change.
+        let same_host_source = url::Url::parse(href).ok().filter(|u| {
+            u.host_str() == base.host_str()
+                && (u.path().ends_with(".md") || u.path().ends_with("/index"))
+        });
+        match same_host_source {
             Some(u) => u,
             None => return href.to_string(),
         }
@@ -2100,8 +2250,16 @@ fn resolve(base: &url::Url, href: &str) -> String {
     };
     let mut abs = abs;
     if abs.host_str() == base.host_str() && matches!(abs.scheme(), "http" | "https") {
-        if let Some(p) = abs.path().strip_suffix(".md") {
-            let p = p.to_string();
+        let path = abs.path();
+        let path = path.strip_suffix(".md").unwrap_or(path);
+        // `x/index` is the source file of the page served at `x`.
+        let path = match path.strip_suffix("/index") {
+            Some("") => "/",
+            Some(p) => p,
+            None => path,
+        };
+        if path != abs.path() {
+            let p = path.to_string();
             abs.set_path(&p);
         }
     }

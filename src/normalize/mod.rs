@@ -82,7 +82,11 @@ pub fn normalize(
 }
 
 /// HTML bodies: the Sphinx and LeapView adapters, else generic `<main>`/`<article>` extraction.
-pub fn html_dispatch(family: Family, body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+pub fn html_dispatch(
+    family: Family,
+    body: &str,
+    public_url: &str,
+) -> Result<Normalized, NormalizeError> {
     match family {
         Family::Sphinx => sphinx::normalize(body, public_url),
         Family::Leapview => leapview::normalize(body, public_url),

@@ -3,8 +3,8 @@
 //! The twins are MDX with Astro components. Some carry real content in props
 //! rather than children — reference tables (`<ConfigTable options={…}>`, data
 //! sometimes in an `export const` of the same page), file trees, model cards,
-//! tab labels — so those are rendered from their props; interactive widgets
-//! (demos, download buttons, example-task islands) have no text and vanish.
+//! tab labels, example prompts — so those are rendered from their props;
+//! interactive widgets (demos, download buttons) have no text and vanish.
 //! The twins have no description line; the description stays empty.
 
 use super::mdx::{
@@ -64,7 +64,8 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
                 _ => Out::Nothing,
             }
         }
-        "LinkCard" => {
+        // A callout with a target is a link card on the page.
+        "LinkCard" | "CodexCallout" if e.name == "LinkCard" || e.attr("href").is_some() => {
             let title = e.attr("title").unwrap_or_default();
             let desc = e.attr("description").unwrap_or_default();
             let head = match e.attr("href") {
@@ -95,6 +96,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
                 (false, false) => format!("**{title}**: {body}"),
             })
         }
+        "ExampleTask" => block_or_nothing(example_task(e)),
         "PricingCard" => block_or_nothing(pricing_card(r, e)),
         "ModelDetails" => block_or_nothing(model_details(e)),
         "CodexPlanFeatureMatrix" => block_or_nothing(feature_matrix(r, e)),
@@ -161,9 +163,13 @@ fn config_table(r: &Renderer, e: &Elem) -> String {
                 .trim()
                 .to_string();
         }
+        let key = match row.str_of("href") {
+            Some(h) => format!("[{}]({h})", code_span(&key)),
+            None => code_span(&key),
+        };
         out.push_str(&format!(
             "| {} | {} | {} |\n",
-            table_cell(&code_span(&key)),
+            table_cell(&key),
             table_cell(&kind),
             table_cell(&details)
         ));
@@ -252,6 +258,28 @@ fn slotted(r: &Renderer, e: &Elem, prop: &str, id_key: &str, slot_attr: &str) ->
         parts.push(titled(&label.unwrap_or_default(), &rendered));
     }
     parts.join("\n\n")
+}
+
+/// An example prompt card: its title (the short description, else the
+/// prompt) and the prompt itself, which the page shows for copying.
+fn example_task(e: &Elem) -> String {
+    let prompt = e
+        .attr("prompt")
+        .or_else(|| e.expr("prompt").and_then(mdx::string_expr))
+        .unwrap_or_default();
+    let prompt = prompt.trim();
+    let title = e
+        .attr("shortDescription")
+        .map(|t| collapse_ws(&t))
+        .filter(|t| !t.is_empty());
+    match (title, prompt.is_empty()) {
+        (None, true) => String::new(),
+        (Some(t), true) => format!("**{t}**"),
+        (Some(t), false) if t != prompt => {
+            format!("**{t}**\n\n{}", mdx::fenced("text", prompt))
+        }
+        _ => mdx::fenced("text", prompt),
+    }
 }
 
 fn pricing_card(r: &Renderer, e: &Elem) -> String {

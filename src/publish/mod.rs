@@ -317,6 +317,8 @@ pub struct PublishReport {
     pub outcome: PublishOutcome,
     /// Snapshot ids removed by `keep`.
     pub pruned: Vec<String>,
+    /// A damaged published snapshot of the same content, replaced by this one.
+    pub replaced: Option<String>,
 }
 
 impl PublishReport {
@@ -334,6 +336,9 @@ impl PublishReport {
             }
         };
         let mut s = format!("{} {}: {what}", self.source, self.version);
+        if let Some(bad) = &self.replaced {
+            s.push_str(&format!("; replaced damaged {bad}"));
+        }
         if !self.pruned.is_empty() {
             s.push_str(&format!("; pruned {}", self.pruned.join(", ")));
         }
@@ -435,11 +440,30 @@ pub fn publish(
     let existing = cat
         .of(&manifest.source, &manifest.version)
         .filter(|e| e.content_sha256 == manifest.content_sha256)
-        .map(|e| e.snapshot_id.clone())
-        .max();
+        .max_by(|a, b| a.snapshot_id.cmp(&b.snapshot_id))
+        .cloned();
+    // A published copy of the same content counts only if it is intact;
+    // a damaged one is replaced by this publish (entry and files).
+    let mut replaced: Option<String> = None;
+    let existing = existing.and_then(|e| {
+        let archive = vdir.join(format!("{}.tar.zst", e.snapshot_id));
+        let intact = archive::sha256_file(&archive).is_ok_and(|h| h == e.sha256)
+            && check_sums(&archive).is_ok();
+        if intact {
+            Some(e.snapshot_id)
+        } else {
+            replaced = Some(e.snapshot_id);
+            None
+        }
+    });
+    if let Some(bad) = &replaced {
+        cat.snapshots.retain(|e| {
+            !(e.source == manifest.source && e.version == manifest.version && &e.snapshot_id == bad)
+        });
+    }
     let outcome = match existing {
         Some(id) if latest.as_deref() == Some(id.as_str()) => PublishOutcome::AlreadyLatest(id),
-        Some(id) if vdir.join(format!("{id}.tar.zst")).is_file() => {
+        Some(id) => {
             write_atomic_step(
                 &vdir.join(LATEST),
                 format!("{id}\n").as_bytes(),
@@ -457,6 +481,13 @@ pub fn publish(
             opts,
         )?)),
     };
+    if let Some(bad) = &replaced {
+        // After `latest` moved; not when the damaged copy had this very id
+        // (its files were just rewritten).
+        if *bad != manifest.snapshot_id {
+            remove_snapshot_files(&vdir, bad)?;
+        }
+    }
     let pruned = match opts.keep {
         Some(n) => prune(to, &vdir, &manifest.source, &manifest.version, n, &mut cat)?,
         None => Vec::new(),
@@ -466,6 +497,7 @@ pub fn publish(
         version: manifest.version.clone(),
         outcome,
         pruned,
+        replaced,
     })
 }
 

@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 
 use super::rank::calibrate;
-use super::types::{Passage, ResponseFormat, SearchDocsArgs, SearchDocsResult, AGENT_DOCS_PRODUCTS};
+use super::types::{
+    Passage, ResponseFormat, SearchDocsArgs, SearchDocsResult, AGENT_DOCS_PRODUCTS,
+};
 use super::{Library, ToolError};
 
 /// Characters of a passage in `concise` form.
@@ -136,5 +138,4 @@ mod tests {
         assert!(!t);
         assert_eq!(c, "short");
     }
-
 }

@@ -232,13 +232,12 @@ impl Library {
         for h in hits.iter().take(limit) {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
-            let snippet = super::agent_docs::cut(
-                &flatten(strip_heading(&sec.text)),
-                SNIPPET_CHARS,
-            )
-            .0;
+            let snippet =
+                super::agent_docs::cut(&flatten(strip_heading(&sec.text)), SNIPPET_CHARS).0;
             let class = src.class_for_url(&pg.url);
-            let member_name = member_by_anchor.get(sec.anchor.as_str()).map(|s| s.to_string());
+            let member_name = member_by_anchor
+                .get(sec.anchor.as_str())
+                .map(|s| s.to_string());
             let hit = Hit {
                 title: pg.title.clone(),
                 uri: sec.url_with_anchor(),
@@ -278,7 +277,7 @@ impl Library {
             hits: out,
             truncated,
             hint,
-            notice: self.notice.clone().unwrap_or_default(),
+            notice: self.notice(),
         })
     }
 
@@ -382,7 +381,10 @@ impl Library {
             }
             for e in &c.enums {
                 let values: Vec<&str> = e.values.iter().map(|v| v.name.as_str()).collect();
-                add(&mut lists.enums, format!("{}: {}", e.name, values.join(", ")));
+                add(
+                    &mut lists.enums,
+                    format!("{}: {}", e.name, values.join(", ")),
+                );
             }
             for m in &c.theme_properties {
                 add(&mut lists.theme_properties, compact(m));
@@ -405,13 +407,20 @@ impl Library {
             inherited_by: c.inherited_by.clone(),
             brief: c.brief.clone(),
             description,
-            tutorials: c.tutorials.iter().map(|t| format!("{} <{}>", t.title, t.url)).collect(),
+            tutorials: c
+                .tutorials
+                .iter()
+                .map(|t| format!("{} <{}>", t.title, t.url))
+                .collect(),
             members: lists,
             truncated: truncated || cut,
             hint: if truncated || cut {
                 format!("lists cut to fit; get_godot_class_member(\"{}\", NAME) gives one member in full, fetch_godot_doc(\"{}\") the whole page", c.name, c.url)
             } else {
-                format!("get_godot_class_member(\"{}\", NAME) gives one member's full description", c.name)
+                format!(
+                    "get_godot_class_member(\"{}\", NAME) gives one member's full description",
+                    c.name
+                )
             },
         })
     }
@@ -498,7 +507,9 @@ fn member_anchors(src: &LoadedSource) -> HashMap<&str, &str> {
 
 fn find_class<'a>(src: &'a LoadedSource, name: &str) -> Result<&'a GodotClass, ToolError> {
     if src.classes.is_empty() {
-        return Err(ToolError("the loaded Godot index has no class reference".into()));
+        return Err(ToolError(
+            "the loaded Godot index has no class reference".into(),
+        ));
     }
     if let Some(c) = src.class(name) {
         return Ok(c);
@@ -585,9 +596,18 @@ mod tests {
 
     #[test]
     fn framing_is_stripped() {
-        assert_eq!(strip_framing("how do I make a character jump?"), "make a character jump");
-        assert_eq!(strip_framing("How to detect collisions"), "detect collisions");
-        assert_eq!(strip_framing("what is the best way to save games?"), "save games");
+        assert_eq!(
+            strip_framing("how do I make a character jump?"),
+            "make a character jump"
+        );
+        assert_eq!(
+            strip_framing("How to detect collisions"),
+            "detect collisions"
+        );
+        assert_eq!(
+            strip_framing("what is the best way to save games?"),
+            "save games"
+        );
         assert_eq!(strip_framing("add_child"), "add_child");
         assert_eq!(strip_framing("how do I"), "how do I");
     }

@@ -89,7 +89,10 @@ impl Library {
             }
             let newer = match best {
                 None => true,
-                Some(b) => version_key(&s.manifest.version) > version_key(&self.sources[b].manifest.version),
+                Some(b) => {
+                    version_key(&s.manifest.version)
+                        > version_key(&self.sources[b].manifest.version)
+                }
             };
             if newer {
                 best = Some(i);
@@ -261,7 +264,10 @@ mod tests {
             .contains("different query"));
         let mut t = c.clone();
         t.replace_range(0..1, if &c[0..1] == "7" { "6" } else { "7" });
-        assert!(decode_cursor(&t, &k, "abcdef0123456789").unwrap_err().0.contains("altered"));
+        assert!(decode_cursor(&t, &k, "abcdef0123456789")
+            .unwrap_err()
+            .0
+            .contains("altered"));
         assert!(decode_cursor("garbage", &k, "abcdef0123456789").is_err());
         assert!(decode_cursor(&c, &k, "another-snapshot").is_err());
     }

@@ -193,8 +193,9 @@ pub struct Library {
     pub sources: Vec<LoadedSource>,
     /// The LeapView version `docs_search` answers for; the newest when unset.
     pub leapview_version: Option<String>,
-    /// Advisory about the index itself (a newer snapshot has been published).
-    pub notice: Option<String>,
+    /// Advisory about the index itself (a newer snapshot has been published);
+    /// set by the server's watcher while this library is being served.
+    pub notice: std::sync::Mutex<Option<String>>,
 }
 
 /// The library a server answers from; replaced whole when a newer artifact is
@@ -202,16 +203,29 @@ pub struct Library {
 pub type LibraryHandle = Arc<RwLock<Arc<Library>>>;
 
 impl Library {
-    /// Load the newest artifact of every (source, version) under `root`,
-    /// verifying each. An artifact that fails verification is skipped with a
-    /// warning: a corrupt snapshot is never served.
+    /// The current advisory, empty when there is none.
+    pub fn notice(&self) -> String {
+        self.notice
+            .lock()
+            .map(|n| n.clone().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    /// Load the newest verified artifact of every (source, version) under
+    /// `root`. An artifact that fails verification is skipped with a warning
+    /// and the next older one is tried: a corrupt snapshot is never served.
     pub fn load_dir(root: &Path) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         let mut lib = Library::default();
         let mut warnings = Vec::new();
-        for dir in crate::artifact::newest_artifacts(root)? {
-            match LoadedSource::open(&dir) {
-                Ok(s) => lib.sources.push(s),
-                Err(e) => warnings.push(format!("skipped {}: {e}", dir.display())),
+        for group in crate::artifact::artifacts_by_version(root)? {
+            for dir in group {
+                match LoadedSource::open(&dir) {
+                    Ok(s) => {
+                        lib.sources.push(s);
+                        break;
+                    }
+                    Err(e) => warnings.push(format!("skipped {}: {e}", dir.display())),
+                }
             }
         }
         Ok((lib, warnings))
@@ -229,12 +243,12 @@ pub fn is_stopword(w: &str) -> bool {
     const STOP: &[&str] = &[
         "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
         "could", "do", "does", "doing", "for", "from", "get", "had", "has", "have", "how", "i",
-        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should",
-        "so", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those",
-        "to", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why",
-        "will", "with", "would", "you", "your", "there", "without", "whats", "dont", "doesn",
-        "isn", "t", "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need",
-        "possible", "anyone", "tell", "explain",
+        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so",
+        "than", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to",
+        "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will",
+        "with", "would", "you", "your", "there", "without", "whats", "dont", "doesn", "isn", "t",
+        "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need", "possible",
+        "anyone", "tell", "explain",
     ];
     STOP.contains(&w)
 }

@@ -16,10 +16,28 @@ use crate::search::{Library, LibraryHandle};
 /// What the reloader watches and how it builds a library.
 #[derive(Debug, Clone)]
 pub struct ReloadOptions {
+    /// Artifacts directory the library is loaded from (the unpack cache when
+    /// serving a publish directory).
     pub dir: PathBuf,
+    /// A publish directory whose `latest` snapshots are unpacked into `dir`.
+    pub publish: Option<PathBuf>,
     pub every: Duration,
+    /// Swap in newer snapshots; when false, only set the library's notice.
+    pub swap: bool,
     /// Carried over to every new library (`--leapview-version`).
     pub leapview_version: Option<String>,
+}
+
+/// Whether `dir` is a publish directory (it has a catalog) rather than a
+/// directory of artifacts.
+pub fn is_publish_dir(dir: &Path) -> bool {
+    dir.join("index.json").is_file()
+}
+
+/// Unpack the latest published snapshots of `publish` into `cache` (verified).
+pub fn materialize(publish: &Path, cache: &Path) -> Result<Vec<String>, String> {
+    let m = crate::publish::materialize_latest(publish, cache).map_err(|e| e.to_string())?;
+    Ok(m.skipped)
 }
 
 /// Snapshot ids of a library, sorted: what "the loaded set" means.
@@ -27,10 +45,56 @@ pub fn loaded_ids(lib: &Library) -> Vec<String> {
     let mut v: Vec<String> = lib
         .sources
         .iter()
-        .map(|s| format!("{}/{}/{}", s.manifest.source, s.manifest.version, s.manifest.snapshot_id))
+        .map(|s| {
+            format!(
+                "{}/{}/{}",
+                s.manifest.source, s.manifest.version, s.manifest.snapshot_id
+            )
+        })
         .collect();
     v.sort();
     v
+}
+
+/// Snapshot ids that would be loaded now.
+pub fn available(opts: &ReloadOptions) -> Vec<String> {
+    match &opts.publish {
+        Some(p) => {
+            let mut v: Vec<String> = crate::publish::latest_ids(p)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|((s, ver), id)| format!("{s}/{ver}/{id}"))
+                .collect();
+            v.sort();
+            v
+        }
+        None => available_ids(&opts.dir),
+    }
+}
+
+/// What the directory holds, down to the manifests' modification times, so
+/// a snapshot repaired in place counts as a change.
+fn fingerprint(opts: &ReloadOptions) -> Vec<String> {
+    let dirs = match &opts.publish {
+        Some(p) => vec![p.join("index.json")],
+        None => crate::artifact::newest_artifacts(&opts.dir)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| d.join("manifest.json"))
+            .collect(),
+    };
+    dirs.iter()
+        .map(|f| {
+            let t = std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{}@{t}", f.display())
+        })
+        .chain(available(opts))
+        .collect()
 }
 
 /// Snapshot ids the directory would load now.
@@ -50,11 +114,38 @@ pub fn available_ids(dir: &Path) -> Vec<String> {
 }
 
 /// Load a new library when the directory's newest snapshots changed; `Ok(true)`
-/// when a new library was swapped in.
-pub fn reload_once(handle: &LibraryHandle, opts: &ReloadOptions) -> Result<bool, String> {
+/// when a new library was swapped in. `last_seen` is what the previous call
+/// saw: an unchanged directory (say, a newest snapshot that failed
+/// verification) is not loaded and verified again and again.
+pub fn reload_once(
+    handle: &LibraryHandle,
+    opts: &ReloadOptions,
+    last_seen: &mut Vec<String>,
+) -> Result<bool, String> {
     let current = super::current(handle);
-    if available_ids(&opts.dir) == loaded_ids(&current) {
+    let now = available(opts);
+    let print = fingerprint(opts);
+    if now == loaded_ids(&current) || &print == last_seen {
         return Ok(false);
+    }
+    *last_seen = print;
+    if !opts.swap {
+        let newer: Vec<&String> = now
+            .iter()
+            .filter(|id| !loaded_ids(&current).contains(id))
+            .collect();
+        if let Ok(mut n) = current.notice.lock() {
+            *n = Some(format!(
+                "a newer index has been published ({}); the server still answers from the one it loaded — restart it to serve the new one",
+                newer.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        return Ok(false);
+    }
+    if let Some(p) = &opts.publish {
+        for s in materialize(p, &opts.dir)? {
+            tracing::warn!("reload: skipped {s}");
+        }
     }
     let (mut lib, warnings) = Library::load_dir(&opts.dir).map_err(|e| e.to_string())?;
     for w in warnings {
@@ -81,11 +172,18 @@ pub fn spawn(handle: LibraryHandle, opts: ReloadOptions) -> tokio::task::JoinHan
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(opts.every);
         tick.tick().await;
+        let last_seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         loop {
             tick.tick().await;
             let h = handle.clone();
             let o = opts.clone();
-            match tokio::task::spawn_blocking(move || reload_once(&h, &o)).await {
+            let seen = last_seen.clone();
+            let r = tokio::task::spawn_blocking(move || {
+                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+                reload_once(&h, &o, &mut seen)
+            })
+            .await;
+            match r {
                 Ok(Err(e)) => tracing::warn!("reload skipped: {e}"),
                 Err(e) => tracing::warn!("reload failed: {e}"),
                 Ok(Ok(_)) => {}

@@ -16,9 +16,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::validate::validate_args;
-use crate::search::read_section::read_section;
 use crate::search::godot;
 use crate::search::leapview::DocsSearchArgs;
+use crate::search::read_section::read_section;
 use crate::search::types::{ReadSectionArgs, SearchDocsArgs};
 use crate::search::{Library, ToolError};
 
@@ -53,8 +53,11 @@ const PLANNED: [&str; 0] = [];
 
 impl ToolFamily {
     /// Every family this build can serve.
-    pub const ALL: &'static [ToolFamily] =
-        &[ToolFamily::AgentDocs, ToolFamily::Godot, ToolFamily::Leapview];
+    pub const ALL: &'static [ToolFamily] = &[
+        ToolFamily::AgentDocs,
+        ToolFamily::Godot,
+        ToolFamily::Leapview,
+    ];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {

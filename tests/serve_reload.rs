@@ -1,0 +1,117 @@
+//! A running server picks up newer artifacts — from a snapshots directory and
+//! from a publish directory — without a restart, and never serves a corrupt one.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::json;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The LeapView version docs_search answers from, read off a match id.
+fn served_version(c: &mut StdioClient) -> String {
+    let r = c.call("docs_search", json!({"query": "publish", "limit": 1}));
+    let id = r["result"]["structuredContent"]["matches"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    id.split('/').nth(1).unwrap().to_string()
+}
+
+fn wait_for(c: &mut StdioClient, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while served_version(c) != want {
+        assert!(Instant::now() < deadline, "server never switched to {want}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn newer_artifacts_are_swapped_in_while_serving() {
+    let mirror = Mirror::start(None, &[]);
+    let built = tempfile::tempdir().unwrap();
+    let b = built.path().to_str().unwrap();
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--source",
+        "leapview",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        b,
+        "--rate",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let a31 = only_artifact(built.path(), "leapview", "3.1");
+    let a32 = only_artifact(built.path(), "leapview", "3.2");
+
+    // A snapshots directory that starts with 3.1 only.
+    let serve = tempfile::tempdir().unwrap();
+    let s = serve.path();
+    copy_dir(&a31, &s.join("leapview/3.1").join(a31.file_name().unwrap()));
+    let mut c = StdioClient::spawn(&[
+        "serve",
+        "--stdio",
+        "--artifacts",
+        s.to_str().unwrap(),
+        "--reload-secs",
+        "1",
+    ]);
+    c.handshake();
+    assert_eq!(served_version(&mut c), "3.1");
+
+    // A corrupt 3.2 is never swapped in.
+    let bad = s.join("leapview/3.2").join(a32.file_name().unwrap());
+    copy_dir(&a32, &bad);
+    let pages = bad.join("pages.jsonl");
+    let mut bytes = std::fs::read(&pages).unwrap();
+    bytes[100] ^= 0x20;
+    std::fs::write(&pages, bytes).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(served_version(&mut c), "3.1");
+
+    // A complete 3.2, published by rename, is.
+    std::fs::remove_dir_all(&bad).unwrap();
+    let tmp = s.join("leapview/3.2/.incoming");
+    copy_dir(&a32, &tmp);
+    std::fs::rename(&tmp, &bad).unwrap();
+    wait_for(&mut c, "3.2");
+    drop(c);
+
+    // From a publish directory: publish 3.1, serve, publish 3.2.
+    let pubdir = tempfile::tempdir().unwrap();
+    let p = pubdir.path().to_str().unwrap();
+    let (code, _, err) = run_docsnap(&["publish", a31.to_str().unwrap(), "--to", p]);
+    assert_eq!(code, 0, "{err}");
+    let cache = tempfile::tempdir().unwrap();
+    let mut c = StdioClient::spawn(&[
+        "serve",
+        "--stdio",
+        "--artifacts",
+        p,
+        "--cache",
+        cache.path().to_str().unwrap(),
+        "--reload-secs",
+        "1",
+    ]);
+    c.handshake();
+    assert_eq!(served_version(&mut c), "3.1");
+    let (code, _, err) = run_docsnap(&["publish", a32.to_str().unwrap(), "--to", p]);
+    assert_eq!(code, 0, "{err}");
+    wait_for(&mut c, "3.2");
+}
