@@ -621,7 +621,7 @@ fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
             acc_len = 0;
             if let Some(head) = &table_head {
                 let head_len = head.chars().count();
-                if head_len + line_len + 1 <= max_chars && !is_table_delimiter(&line) {
+                if head_len + line_len < max_chars && !is_table_delimiter(&line) {
                     acc.push_str(head);
                     acc_len = head_len;
                 }

@@ -3,7 +3,7 @@
 //!
 //! Each snapshot (`tests/golden/<name>.snap`) holds the page's title,
 //! description and Markdown body, then one line per section:
-//! `anchor | heading path | level | part`. Every golden was reviewed against
+//! `anchor | heading path | level | part | chars` (`-` for the page lead). Every golden was reviewed against
 //! the mirrored page; a change here is a change in what agents read.
 //!
 //! Update after a deliberate change with `INSTA_UPDATE=always cargo test --test
@@ -62,14 +62,17 @@ fn render(source: &str, host: &str, file: &str, url: &str) -> String {
     ));
     out.push_str("\n======== markdown ========\n\n");
     out.push_str(&n.markdown);
-    out.push_str("\n\n======== sections: anchor | heading path | level | part ========\n\n");
+    out.push_str(
+        "\n\n======== sections: anchor | heading path | level | part | chars ========\n\n",
+    );
     for s in &sections {
         out.push_str(&format!(
-            "{} | {} | {} | {}\n",
+            "{} | {} | {} | {} | {}\n",
             if s.anchor.is_empty() { "-" } else { &s.anchor },
             s.heading_path.join(" > "),
             s.level,
-            s.part
+            s.part,
+            s.text.chars().count()
         ));
     }
     out

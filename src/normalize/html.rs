@@ -1979,6 +1979,12 @@ mod tests {
     }
 
     #[test]
+    fn superscripts_keep_their_meaning() {
+        let c = md("<p>less than 2<sup>32</sup>, or x<sup>n + 1</sup></p>");
+        assert_eq!(c.markdown, "less than 2^32, or x^(n + 1)");
+    }
+
+    #[test]
     fn definition_list_and_quote() {
         let c = md(
             "<dl><dt>term<span class=\"colon\">:</span></dt><dd><p>meaning</p></dd></dl>\

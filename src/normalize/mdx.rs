@@ -2101,8 +2101,11 @@ pub(crate) fn tidy(md: &str) -> String {
     let mut fences = FenceTracker::default();
     let mut blank = 0;
     let mut open_prefix = String::new();
+    let mut after_close = false;
     for line in md.lines() {
-        match fences.line(line) {
+        let kind = fences.line(line);
+        let follows_close = std::mem::replace(&mut after_close, kind == FenceLine::Close);
+        match kind {
             FenceLine::Inside => {
                 out.push_str(line);
             }
@@ -2110,6 +2113,12 @@ pub(crate) fn tidy(md: &str) -> String {
                 blank = 0;
                 let body = line.trim_start_matches([' ', '\t', '>']);
                 open_prefix = line[..line.len() - body.len()].to_string();
+                if follows_close {
+                    // Back-to-back blocks (a CodeGroup written without
+                    // blank lines): keep them apart, inside their quote.
+                    out.push_str(open_prefix.trim_end_matches([' ', '\t']));
+                    out.push('\n');
+                }
                 out.push_str(&clean_fence_opener(line));
             }
             FenceLine::Close => {
@@ -2415,6 +2424,43 @@ mod tests {
             md(src),
             "~~~md\n<Note>keep</Note>\n[x](/y)\n\n\n\nend\n~~~\n\n```js\nunclosed <Tip>\n```"
         );
+    }
+
+    #[test]
+    fn fence_info_keeps_language_and_label_only() {
+        let src = "```text wrap\na\n```\n\n```json ~/.claude/settings.json {3} highlight={1-2}\nb\n```\n\n```txt title=\"claude (plan mode)\" wrap theme={null}\nc\n```";
+        assert_eq!(
+            md(src),
+            "```text\na\n```\n\n```json ~/.claude/settings.json\nb\n```\n\n```txt claude (plan mode)\nc\n```"
+        );
+    }
+
+    #[test]
+    fn back_to_back_fences_are_kept_apart() {
+        let src = "<CodeGroup>\n  ```json A\n  {}\n  ```\n  ```json B\n  []\n  ```\n</CodeGroup>\n\n<Note>\n  ```a\n  x\n  ```\n  ```b\n  y\n  ```\n</Note>";
+        assert_eq!(
+            md(src),
+            "```json A\n{}\n```\n\n```json B\n[]\n```\n\n> **Note:**\n>\n> ```a\n> x\n> ```\n>\n> ```b\n> y\n> ```"
+        );
+    }
+
+    #[test]
+    fn media_superscripts_and_index_links() {
+        let src = "<Frame>\n  <img src=\"/a.svg\" className=\"dark:hidden\" alt=\"Flow\" />\n  <img src=\"/a-dark.svg\" className=\"hidden dark:block\" alt=\"Flow\" />\n</Frame>\n\n<video src=\"/v.mp4\" autoplay></video>\n\nUp to 2<sup>53</sup> and x<sup>n+1</sup>; see [meta](/docs/basic/index#meta).";
+        assert_eq!(
+            md(src),
+            "![Flow](https://docs.example.com/a.svg)\n\n[Video](https://docs.example.com/v.mp4)\n\nUp to 2^53 and x^(n+1); see [meta](https://docs.example.com/docs/basic#meta)."
+        );
+    }
+
+    #[test]
+    fn string_expressions() {
+        assert_eq!(string_expr(r#""one""#).as_deref(), Some("one"));
+        assert_eq!(
+            string_expr("[\n  \"a\",\n  \"\",\n  \"b\",\n].join(\"\\n\")").as_deref(),
+            Some("a\n\nb")
+        );
+        assert_eq!(string_expr("[\"a\"].map(f)"), None);
     }
 
     #[test]

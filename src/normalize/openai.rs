@@ -447,6 +447,15 @@ mod tests {
     }
 
     #[test]
+    fn link_callouts_example_tasks_and_linked_keys() {
+        let src = "# T\n\n<CodexCallout href=\"/codex/app\" title=\"Use the app\" description=\"Native app.\" />\n\n<ExampleTask client:load id=\"a\" prompt=\"Tell me about this project\" />\n<ExampleTask shortDescription=\"Fix bugs.\" prompt={[\"Fix bugs.\", \"\", \"Be careful.\"].join(\"\\n\")} />\n\n<ConfigTable options={[{ key: \"codex exec\", href: \"/codex/cli#exec\", type: \"stable\", description: \"Run.\" }]} secondColumnTitle=\"Maturity\" secondColumnVariant=\"maturity\" />\n";
+        assert_eq!(
+            norm(src).markdown,
+            "- [Use the app](https://developers.openai.com/codex/app): Native app.\n\n```text\nTell me about this project\n```\n\n**Fix bugs.**\n\n```text\nFix bugs.\n\nBe careful.\n```\n\n| Key | Maturity | Details |\n| --- | --- | --- |\n| [`codex exec`](https://developers.openai.com/codex/cli#exec) | stable | Run. |"
+        );
+    }
+
+    #[test]
     fn model_details_keep_the_live_anchor() {
         let n = norm("# Models\n\n<ModelDetails client:load name=\"gpt-5.5\" slug=\"gpt-5.5\" description=\"Newest.\" data={{ features: [{ title: \"Speed\", value: \"fast\" }] }} />\n\n## Other\n");
         assert_eq!(

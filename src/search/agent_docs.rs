@@ -46,7 +46,7 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
-        let hits = self.rank_pages(&sources, &args.query, None);
+        let hits = self.rank_pages(&sources, &args.query, None, limit);
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {
             let source = &self.sources[hit.source];

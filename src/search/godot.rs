@@ -224,7 +224,7 @@ impl Library {
             Some(k) => in_kind(&s.pages[s.section_page[sec]].path, k),
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
-        let hits = self.rank_pages(&[si], &query, kind.as_ref().map(|_| keep_ref));
+        let hits = self.rank_pages(&[si], &query, kind.as_ref().map(|_| keep_ref), limit + 1);
         let member_by_anchor = member_anchors(src);
         let mut out = Vec::new();
         let mut used = 0usize;

@@ -12,8 +12,13 @@ use std::collections::{HashMap, HashSet};
 use super::{Library, LoadedSource};
 use crate::index::{query_groups, query_groups_all, terms, TermGroup};
 
-/// Candidate sections taken from the index per source.
-const CANDIDATES: usize = 200;
+/// Candidate sections taken from the index per source (at least; more when
+/// more pages are wanted). Coverage is computed for each, so this bounds the
+/// cost of a query; past the first few dozen BM25 candidates the re-scoring
+/// no longer changes the top of the list.
+const CANDIDATES: usize = 60;
+/// Candidate sections per wanted page.
+const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
@@ -55,6 +60,7 @@ impl Library {
         sources: &[usize],
         query: &str,
         keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
     ) -> Vec<Scored> {
         let mut groups = query_groups(query);
         if groups.is_empty() {
@@ -64,15 +70,17 @@ impl Library {
         if groups.is_empty() {
             return Vec::new();
         }
+        let wanted = CANDIDATES.max(want_pages * PER_PAGE);
         let limit = if keep.is_some() {
-            FILTERED_CANDIDATES
+            FILTERED_CANDIDATES.max(wanted)
         } else {
-            CANDIDATES
+            wanted
         };
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
             let weights = group_weights(src, &groups);
+            let mut kept = 0usize;
             for (bm25, sec) in src.index.search(&groups, limit) {
                 if let Some(k) = keep {
                     if !k(src, sec) {
@@ -86,7 +94,8 @@ impl Library {
                     coverage: coverage(src, sec, &groups, &weights),
                     rank_score: 0.0,
                 });
-                if out.len() > CANDIDATES * sources.len().max(1) {
+                kept += 1;
+                if kept >= wanted {
                     break;
                 }
             }
@@ -117,10 +126,11 @@ impl Library {
         sources: &[usize],
         query: &str,
         keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
     ) -> Vec<PageHit> {
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
-        for s in self.rank_sections(sources, query, keep) {
+        for s in self.rank_sections(sources, query, keep, want_pages) {
             let page = self.sources[s.source].section_page[s.section];
             match slot.get(&(s.source, page)) {
                 Some(&k) => hits[k].sections.push(s),
