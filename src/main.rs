@@ -208,11 +208,7 @@ fn run(cli: Cli) -> Result<i32> {
             allow_failures,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let mirror = mirror
-                .map(|m| {
-                    url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL"))
-                })
-                .transpose()?;
+            let mirror = parse_mirror(mirror)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             run_build(
                 &cfg,
@@ -377,11 +373,7 @@ fn run(cli: Cli) -> Result<i32> {
             report,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let mirror = mirror
-                .map(|m| {
-                    url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL"))
-                })
-                .transpose()?;
+            let mirror = parse_mirror(mirror)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             let opts = docsnap::rebuild::RebuildOptions {
                 build: BuildOptions {
@@ -478,6 +470,13 @@ fn show_class(lib: &Library, name: &str, member: Option<&str>, json: bool) -> Re
         println!();
     }
     Ok(())
+}
+
+/// `--mirror URL`, checked.
+fn parse_mirror(mirror: Option<String>) -> Result<Option<url::Url>> {
+    mirror
+        .map(|m| url::Url::parse(&m).with_context(|| format!("--mirror `{m}` is not a URL")))
+        .transpose()
 }
 
 /// The unpack cache of a publish directory: one folder per publish directory.

@@ -205,17 +205,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
 
     let mirror = Mirror::start(None, &[]);
     let out = tempfile::tempdir().unwrap();
-    let outs = out.path().to_str().unwrap();
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        outs,
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_from_mirror(&mirror, out.path(), &[]);
     assert_sets(out.path(), &want);
 
     // The Cursor llms.txt's pages that the mirror lacks are reported as broken links.
@@ -235,16 +225,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(1100)); // a new snapshot id (time-stamped)
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        outs,
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_from_mirror(&mirror, out.path(), &[]);
     assert_sets(out.path(), &want);
     let (mut pages, mut not_modified) = (0usize, 0usize);
     for (s, v) in want.keys() {

@@ -41,22 +41,7 @@ fn python_sdk_over_stdio_and_http() {
     let mirror = Mirror::start(None, &[]);
     let out = tempfile::tempdir().unwrap();
     let outs = out.path().to_str().unwrap();
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--source",
-        "claude-code",
-        "--source",
-        "godot",
-        "--source",
-        "leapview",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        outs,
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_from_mirror(&mirror, out.path(), &["claude-code", "godot", "leapview"]);
     drop(mirror);
     let seeds = shared().join("seeds");
     let seeds = seeds.to_str().unwrap();

@@ -44,19 +44,7 @@ fn wait_for(c: &mut StdioClient, want: &str) {
 fn newer_artifacts_are_swapped_in_while_serving() {
     let mirror = Mirror::start(None, &[]);
     let built = tempfile::tempdir().unwrap();
-    let b = built.path().to_str().unwrap();
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        b,
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_from_mirror(&mirror, built.path(), &["leapview"]);
     let a31 = only_artifact(built.path(), "leapview", "3.1");
     let a32 = only_artifact(built.path(), "leapview", "3.2");
 

@@ -79,6 +79,26 @@ pub fn run_docsnap(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `docsnap build --mirror URL --out OUT --rate 0 [--source S]...`, which must succeed.
+pub fn build_from_mirror(mirror: &Mirror, out: &Path, sources: &[&str]) {
+    let mut args = vec![
+        "build".to_string(),
+        "--mirror".into(),
+        mirror.url.clone(),
+        "--out".into(),
+        out.to_string_lossy().into_owned(),
+        "--rate".into(),
+        "0".into(),
+    ];
+    for s in sources {
+        args.push("--source".into());
+        args.push(s.to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = run_docsnap(&args);
+    assert_eq!(code, 0, "docsnap {args:?} failed:\n{err}");
+}
+
 /// A JSON-RPC peer over a child process's stdin/stdout, one message a line.
 pub struct StdioClient {
     child: Child,
