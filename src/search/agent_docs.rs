@@ -13,6 +13,27 @@ use super::{Library, ToolError};
 pub const CONCISE_CHARS: usize = 300;
 /// Characters of a passage in `detailed` form (about 800 tokens).
 pub const DETAILED_CHARS: usize = 3200;
+/// Rank factor for pages of a product the query names.
+const NAMED_PRODUCT_BOOST: f64 = 1.5;
+
+/// Products a query names: a word equal to a product id, or to the first part
+/// of a compound id (`claude` for `claude-code`).
+pub fn named_products(query: &str) -> Vec<&'static str> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect();
+    AGENT_DOCS_PRODUCTS
+        .iter()
+        .copied()
+        .filter(|p| {
+            let first = p.split('-').next().unwrap_or(p);
+            words.iter().any(|w| w == p || w == first)
+        })
+        .collect()
+}
+
 /// Other matching headings listed per passage.
 const MAX_OTHER_SECTIONS: usize = 5;
 
@@ -46,7 +67,26 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
-        let hits = self.rank_pages(&sources, &args.query, None, limit);
+        let mut hits = self.rank_pages(&sources, &args.query, None, limit * 2);
+        // A product the query names (and the filter does not) goes first:
+        // "undo changes the Cursor agent made" is about Cursor.
+        let named = named_products(&args.query);
+        if args.product.is_none() && !named.is_empty() {
+            let boost = |h: &super::rank::PageHit| {
+                let p = self.sources[h.source].manifest.product.as_str();
+                h.best().rank_score
+                    * if named.contains(&p) {
+                        NAMED_PRODUCT_BOOST
+                    } else {
+                        1.0
+                    }
+            };
+            hits.sort_by(|a, b| {
+                boost(b)
+                    .partial_cmp(&boost(a))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {
             let source = &self.sources[hit.source];
@@ -128,6 +168,19 @@ pub fn cut(s: &str, max: usize) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn products_named_in_queries() {
+        assert_eq!(
+            named_products("undo changes the Cursor agent made"),
+            ["cursor"]
+        );
+        assert_eq!(
+            named_products("Claude Code MCP servers"),
+            ["claude-code", "mcp"]
+        );
+        assert!(named_products("plain question").is_empty());
+    }
 
     #[test]
     fn cut_respects_chars_and_words() {
