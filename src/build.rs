@@ -178,6 +178,15 @@ pub async fn build_version(
         }
     }
 
+    // Pages of the previous snapshot that this build no longer has.
+    if let Some(p) = &prev {
+        let now: std::collections::HashSet<&str> = pages.iter().map(|p| p.url.as_str()).collect();
+        for old in &p.pages {
+            if !now.contains(old.url.as_str()) {
+                warnings.push(format!("gone since the previous snapshot: {}", old.url));
+            }
+        }
+    }
     let failures: Vec<String> = crawled
         .outcomes
         .iter()

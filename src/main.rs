@@ -590,12 +590,22 @@ fn run_build(
     }
     eprintln!("\nsummary:");
     eprintln!(
-        "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6}  artifact",
-        "source", "version", "pages", "sections", "fetched", "304", "failed", "broken", "scope"
+        "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7}  artifact",
+        "source",
+        "version",
+        "pages",
+        "sections",
+        "fetched",
+        "304",
+        "failed",
+        "broken",
+        "scope",
+        "robots",
+        "resumed"
     );
     for r in &reports {
         eprintln!(
-            "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6}  {}",
+            "  {:<12} {:<8} {:>6} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>7}  {}",
             r.source,
             r.version,
             r.pages,
@@ -605,6 +615,8 @@ fn run_build(
             r.stats.failed,
             r.stats.broken_links,
             r.stats.skipped_scope,
+            r.stats.skipped_robots,
+            r.stats.resumed,
             r.artifact
                 .as_ref()
                 .map(|p| p.display().to_string())

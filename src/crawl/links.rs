@@ -37,6 +37,21 @@ pub fn extract(html: &str, base: &str) -> Vec<String> {
     out
 }
 
+static MD_ALTERNATE: LazyLock<Selector> = LazyLock::new(|| {
+    Selector::parse(r#"link[rel~="alternate"][type="text/markdown"][href]"#)
+        .expect("valid selector")
+});
+
+/// The Markdown alternate a page announces with
+/// `<link rel="alternate" type="text/markdown" href="…">`, made absolute.
+pub fn markdown_alternate(html: &str, base: &str) -> Option<String> {
+    let base = url::Url::parse(base).ok()?;
+    let doc = Html::parse_document(html);
+    let href = doc.select(&MD_ALTERNATE).next()?.value().attr("href")?;
+    let u = base.join(href.trim()).ok()?;
+    (u.scheme() == "http" || u.scheme() == "https").then(|| u.to_string())
+}
+
 /// Links to images, media, archives and other non-pages are not followed.
 fn is_asset(path: &str) -> bool {
     const EXT: &[&str] = &[
@@ -52,6 +67,16 @@ fn is_asset(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_markdown_alternate() {
+        let h = r#"<html><head><link rel="alternate" type="text/markdown" href="/docs/en/hooks.md"/></head></html>"#;
+        assert_eq!(
+            markdown_alternate(h, "https://code.claude.com/docs/en/hooks").as_deref(),
+            Some("https://code.claude.com/docs/en/hooks.md")
+        );
+        assert_eq!(markdown_alternate("<p>x</p>", "https://a.b/"), None);
+    }
 
     #[test]
     fn resolves_relative_links_and_drops_fragments() {

@@ -215,6 +215,11 @@ pub async fn crawl_version(
     let mut queue: std::collections::VecDeque<(String, String, Candidate, u32)> =
         jobs.into_iter().map(|(a, b, c)| (a, b, c, 0)).collect();
     let max_in_flight = 64usize;
+    // HTML pages waiting for the Markdown alternate they announce; kept as
+    // the fallback should the alternate fail.
+    let mut pending_html: std::collections::HashMap<String, FetchedPage> =
+        std::collections::HashMap::new();
+    let mut tried_alternate: HashSet<String> = HashSet::new();
     loop {
         while in_flight.len() < max_in_flight {
             let Some((fetch_url, public, c, depth)) = queue.pop_front() else {
@@ -264,6 +269,12 @@ pub async fn crawl_version(
         };
         done += 1;
         progress(done, total.load(std::sync::atomic::Ordering::Relaxed));
+        let fallback = pending_html.remove(&public);
+        let got_page = matches!(&r, Ok(Ok(f)) if f.status == 200);
+        if let (Some(page), false) = (&fallback, got_page) {
+            // The announced alternate failed: the HTML page stands.
+            out.pages.push(page.clone());
+        }
         let r = match r {
             Ok(r) => r,
             Err(why) => {
@@ -360,16 +371,34 @@ pub async fn crawl_version(
                                 }
                             }
                         }
-                        out.pages.push(FetchedPage {
-                            url: public,
+                        let page = FetchedPage {
+                            url: public.clone(),
                             path,
                             kind,
                             body,
-                            title_hint: c.title,
-                            description_hint: c.description,
+                            title_hint: c.title.clone(),
+                            description_hint: c.description.clone(),
                             etag: f.etag,
                             last_modified: f.last_modified,
-                        });
+                        };
+                        // An HTML page that announces a Markdown alternate
+                        // (`<link rel="alternate" type="text/markdown">`) is
+                        // read from the alternate when the source prefers it.
+                        if source.prefer_markdown
+                            && kind == BodyKind::Html
+                            && tried_alternate.insert(public.clone())
+                        {
+                            if let Some(md) = links::markdown_alternate(&page.body, &f.final_url)
+                                .filter(|m| scope.allows(m) && *m != fetched_url)
+                            {
+                                total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                queue.push_front((md, public, c, depth));
+                                pending_html.insert(page.url.clone(), page);
+                                out.outcomes.push(o);
+                                continue;
+                            }
+                        }
+                        out.pages.push(page);
                     }
                     304 => out.stats.not_modified += 1,
                     404 | 410 => {

@@ -878,11 +878,19 @@ impl Lexer<'_> {
 }
 
 fn backticks_odd(line: &str) -> bool {
+    // Backticks inside '…' or "…" string literals (`s.split('`')`) do not
+    // open or close a template literal.
     let mut n = 0;
+    let mut quote: Option<u8> = None;
     let b = line.as_bytes();
     for (i, &c) in b.iter().enumerate() {
-        if c == b'`' && (i == 0 || b[i - 1] != b'\\') {
-            n += 1;
+        let escaped = i > 0 && b[i - 1] == b'\\';
+        match quote {
+            Some(q) if c == q && !escaped => quote = None,
+            Some(_) => {}
+            None if (c == b'\'' || c == b'"') && n % 2 == 0 => quote = Some(c),
+            None if c == b'`' && !escaped => n += 1,
+            None => {}
         }
     }
     n % 2 == 1
@@ -2321,6 +2329,14 @@ pub(crate) fn take_heading_ids(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn backticks_in_string_literals_are_not_templates() {
+        assert!(!backticks_odd("const f = s => s.split('`').map(x => x);"));
+        assert!(backticks_odd("<style>{`"));
+        assert!(!backticks_odd("a `code` b"));
+    }
+
     use super::*;
 
     fn md(src: &str) -> String {

@@ -183,6 +183,19 @@ async def exercise(session, seed_dir, label):
              lambda s: s["defined_in"] == "Node" and "add_child(" in s["signature"], "an inherited member")
     await bad("get_godot_class_member", {"class_name": "Node", "member_name": "add_chld"}, "add_child", "an unknown member with a suggestion")
 
+    # No result exceeds 25,000 tokens (about 100 KB), whatever the arguments.
+    for name, args in [
+        ("search_docs", {"query": "configure settings permissions hooks mcp servers", "limit": 20, "response_format": "detailed"}),
+        ("search_godot_docs", {"query": "node", "limit": 50}),
+        ("get_godot_class", {"class_name": "@GlobalScope"}),
+        ("get_godot_class", {"class_name": "Node"}),
+        ("fetch_godot_doc", {"uri": "https://docs.godotengine.org/en/stable/classes/class_@globalscope.html"}),
+        ("docs_search", {"query": "dashboard", "limit": 25}),
+    ]:
+        r = await call(name, args)
+        size = sum(len(c.text) for c in r.content if hasattr(c, "text"))
+        check(not is_error(r) and size < 100_000, f"{label}: {name} {args} stays under 100 KB ({size} chars)")
+
     # LeapView
     sc = await ok("docs_search", {"query": "publish", "limit": 2},
                   lambda s: s["count"] == 2 and s["hasMore"] and "nextCursor" in s, "first page")
