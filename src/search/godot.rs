@@ -6,7 +6,6 @@
 //! member carries `class_name` and `member_name` exactly as the class tools
 //! take them.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -225,7 +224,6 @@ impl Library {
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
         let hits = self.rank_pages(&[si], &query, kind.as_ref().map(|_| keep_ref), limit + 1);
-        let member_by_anchor = member_anchors(src);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;
@@ -235,9 +233,7 @@ impl Library {
             let snippet =
                 super::agent_docs::cut(&flatten(strip_heading(&sec.text)), SNIPPET_CHARS).0;
             let class = src.class_for_url(&pg.url);
-            let member_name = member_by_anchor
-                .get(sec.anchor.as_str())
-                .map(|s| s.to_string());
+            let member_name = src.member_by_anchor.get(&sec.anchor).cloned();
             let hit = Hit {
                 title: pg.title.clone(),
                 uri: sec.url_with_anchor(),
@@ -295,12 +291,19 @@ impl Library {
         } else {
             // A path relative to the docs root (`classes/class_node.html`, `godot://classes/...`).
             let rel = base.trim_start_matches("godot://").trim_start_matches('/');
+            // The version root is what any page's URL has before its path.
             let root = src
                 .pages
                 .iter()
-                .find(|p| p.path.is_empty())
-                .map(|p| p.url.clone())
-                .unwrap_or_else(|| "https://docs.godotengine.org/en/stable/".into());
+                .find_map(|p| {
+                    let i = p
+                        .url
+                        .rfind(p.path.as_str())
+                        .filter(|_| !p.path.is_empty())?;
+                    Some(p.url[..i].to_string())
+                })
+                .or_else(|| src.pages.first().map(|p| p.url.clone()))
+                .unwrap_or_default();
             format!("{}/{}", root.trim_end_matches('/'), rel)
         };
         let Some(page) = src.find_page(&full) else {
@@ -479,30 +482,6 @@ impl Library {
             suggestion_text(&sugg)
         )))
     }
-}
-
-impl LoadedSource {
-    /// The class whose page is `url`.
-    pub fn class_for_url(&self, url: &str) -> Option<&GodotClass> {
-        let key = crate::util::canonical_page_key(url);
-        self.classes
-            .iter()
-            .find(|c| crate::util::canonical_page_key(&c.url) == key)
-    }
-}
-
-/// Member anchors of every class → member name.
-fn member_anchors(src: &LoadedSource) -> HashMap<&str, &str> {
-    let mut m = HashMap::new();
-    for c in &src.classes {
-        for mem in c.members() {
-            m.entry(mem.anchor.as_str()).or_insert(mem.name.as_str());
-        }
-        for e in &c.enums {
-            m.entry(e.anchor.as_str()).or_insert(e.name.as_str());
-        }
-    }
-    m
 }
 
 fn find_class<'a>(src: &'a LoadedSource, name: &str) -> Result<&'a GodotClass, ToolError> {

@@ -41,6 +41,9 @@ pub struct LoadedSource {
     /// The structured class reference (Godot artifacts), by lower-case name.
     pub classes: Vec<crate::normalize::godot_class::GodotClass>,
     class_by_name: HashMap<String, usize>,
+    class_by_url: HashMap<String, usize>,
+    /// Member (and enum) anchor → member name, over every class.
+    pub member_by_anchor: HashMap<String, String>,
     url_to_page: HashMap<String, usize>,
 }
 
@@ -73,7 +76,32 @@ impl LoadedSource {
             .enumerate()
             .map(|(i, c)| (c.name.to_lowercase(), i))
             .collect();
+        self.class_by_url = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (canonical_page_key(&c.url), i))
+            .collect();
+        self.member_by_anchor.clear();
+        for c in &classes {
+            for m in c.members() {
+                self.member_by_anchor
+                    .entry(m.anchor.clone())
+                    .or_insert_with(|| m.name.clone());
+            }
+            for e in &c.enums {
+                self.member_by_anchor
+                    .entry(e.anchor.clone())
+                    .or_insert_with(|| e.name.clone());
+            }
+        }
         self.classes = classes;
+    }
+
+    /// The class whose page is `url`.
+    pub fn class_for_url(&self, url: &str) -> Option<&crate::normalize::godot_class::GodotClass> {
+        self.class_by_url
+            .get(&canonical_page_key(url))
+            .map(|&i| &self.classes[i])
     }
 
     /// The class named `name` (case-insensitive).
@@ -124,6 +152,8 @@ impl LoadedSource {
             index,
             classes: Vec::new(),
             class_by_name: HashMap::new(),
+            class_by_url: HashMap::new(),
+            member_by_anchor: HashMap::new(),
             url_to_page,
         }
     }
