@@ -1832,6 +1832,61 @@ pub fn in_aside_block(el: ElementRef<'_>, root: ElementRef<'_>) -> bool {
     false
 }
 
+/// The first element one of `roots` selects, in order of preference; a
+/// `NoContent` error naming `what` was looked for otherwise.
+pub fn content_root<'a>(
+    doc: &'a Html,
+    roots: &[Selector],
+    public_url: &str,
+    what: &str,
+) -> Result<ElementRef<'a>, NormalizeError> {
+    roots
+        .iter()
+        .find_map(|s| doc.select(s).next())
+        .ok_or_else(|| NormalizeError::NoContent {
+            url: public_url.to_string(),
+            why: format!("no {what}"),
+        })
+}
+
+/// The content's `<h1>` (the page title, kept out of the body) and the
+/// Markdown of `root` without it.
+pub fn convert_without_h1<'a, H: Hooks>(
+    root: ElementRef<'a>,
+    public_url: &str,
+    hooks: H,
+) -> (Option<ElementRef<'a>>, Converted) {
+    let h1 = root.select(&SEL_H1).next();
+    let mut conv = Converter::new(public_url, hooks);
+    if let Some(h) = h1 {
+        conv.skip(h);
+    }
+    (h1, conv.convert(root))
+}
+
+/// Assemble a normalized page; a page with neither title nor body is
+/// `NoContent` (`empty` says which element was empty).
+pub fn finish(
+    title: String,
+    description: String,
+    converted: Converted,
+    public_url: &str,
+    empty: &str,
+) -> Result<Normalized, NormalizeError> {
+    if title.is_empty() && converted.markdown.is_empty() {
+        return Err(NormalizeError::NoContent {
+            url: public_url.to_string(),
+            why: format!("{empty} is empty"),
+        });
+    }
+    Ok(Normalized {
+        title,
+        description,
+        markdown: converted.markdown,
+        heading_ids: converted.heading_ids,
+    })
+}
+
 /// Generic page: content from `main article`, else `<main>`, `[role=main]`, `#content-area`,
 /// `<article>`, `#content`, and `<body>` as the last resort.
 ///
@@ -1839,38 +1894,22 @@ pub fn in_aside_block(el: ElementRef<'_>, root: ElementRef<'_>) -> bool {
 /// description is the meta description, else the first sentence of the first paragraph.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = SEL_ROOTS
-        .iter()
-        .find_map(|s| doc.select(s).next())
-        .ok_or_else(|| NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "no <main>, <article> or <body>".to_string(),
-        })?;
-    let h1 = root.select(&SEL_H1).next();
+    let root = content_root(&doc, &SEL_ROOTS, public_url, "<main>, <article> or <body>")?;
+    let (h1, converted) = convert_without_h1(root, public_url, NoHooks);
     let title = h1
         .map(plain_text)
         .filter(|t| !t.is_empty())
         .or_else(|| doc.select(&SEL_TITLE).next().map(plain_text))
         .unwrap_or_default();
-    let mut conv = Converter::new(public_url, NoHooks);
-    if let Some(h) = h1 {
-        conv.skip(h);
-    }
-    let converted = conv.convert(root);
     let description = meta_description(&doc)
         .unwrap_or_else(|| description_from_paragraphs(root, |p| !in_aside_block(p, root), 200));
-    if title.is_empty() && converted.markdown.is_empty() {
-        return Err(NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "content element is empty".to_string(),
-        });
-    }
-    Ok(Normalized {
+    finish(
         title,
-        description: truncate_chars(&description, 200),
-        markdown: converted.markdown,
-        heading_ids: converted.heading_ids,
-    })
+        truncate_chars(&description, 200),
+        converted,
+        public_url,
+        "content element",
+    )
 }
 
 #[cfg(test)]

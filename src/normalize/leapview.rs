@@ -12,12 +12,11 @@ use std::sync::LazyLock;
 
 use scraper::{ElementRef, Html, Selector};
 
-use super::html::{self, sel, Action, Converter, Hooks};
+use super::html::{self, sel, Action, Hooks};
 use super::{NormalizeError, Normalized};
 
 static SEL_ROOTS: LazyLock<[Selector; 3]> =
     LazyLock::new(|| [sel("article.doc-article"), sel("main article"), sel("main")]);
-static SEL_H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));
 static SEL_TITLE: LazyLock<Selector> = LazyLock::new(|| sel("head > title"));
 
 /// Chrome that the generator could place inside the article in other templates.
@@ -42,14 +41,8 @@ impl Hooks for LeapviewHooks {
 /// Normalize one LeapView page: title from the article's `<h1>`, description from the meta tag.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = SEL_ROOTS
-        .iter()
-        .find_map(|s| doc.select(s).next())
-        .ok_or_else(|| NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "no article.doc-article".to_string(),
-        })?;
-    let h1 = root.select(&SEL_H1).next();
+    let root = html::content_root(&doc, &*SEL_ROOTS, public_url, "article.doc-article")?;
+    let (h1, converted) = html::convert_without_h1(root, public_url, LeapviewHooks);
     let mut title = h1.map(html::plain_text).unwrap_or_default();
     if title.is_empty() {
         // "Errors | LeapView 3.1 Docs" → "Errors"
@@ -60,28 +53,12 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
             .unwrap_or_default();
         title = t.split(" | ").next().unwrap_or("").trim().to_string();
     }
-    let mut conv = Converter::new(public_url, LeapviewHooks);
-    if let Some(h) = h1 {
-        conv.skip(h);
-    }
-    let converted = conv.convert(root);
     let description = html::meta_description(&doc)
         .map(|d| html::truncate_chars(&d, 200))
         .unwrap_or_else(|| {
             html::description_from_paragraphs(root, |p| !html::in_aside_block(p, root), 200)
         });
-    if title.is_empty() && converted.markdown.is_empty() {
-        return Err(NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "article is empty".to_string(),
-        });
-    }
-    Ok(Normalized {
-        title,
-        description,
-        markdown: converted.markdown,
-        heading_ids: converted.heading_ids,
-    })
+    html::finish(title, description, converted, public_url, "article")
 }
 
 #[cfg(test)]

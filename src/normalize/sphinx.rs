@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use scraper::{ElementRef, Html, Selector};
 
-use super::html::{self, sel, Action, Converter, Hooks};
+use super::html::{self, sel, Action, Hooks};
 use super::{NormalizeError, Normalized};
 
 static SEL_ROOTS: LazyLock<[Selector; 4]> = LazyLock::new(|| {
@@ -26,7 +26,6 @@ static SEL_ROOTS: LazyLock<[Selector; 4]> = LazyLock::new(|| {
         sel("main"),
     ]
 });
-static SEL_H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));
 static SEL_TITLE: LazyLock<Selector> = LazyLock::new(|| sel("head > title"));
 
 /// Member entry classes of the class reference that become headings.
@@ -141,23 +140,12 @@ fn title_from_head(doc: &Html) -> String {
 /// Normalize one Sphinx page: title from the `<h1>`, body without it.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = SEL_ROOTS
-        .iter()
-        .find_map(|s| doc.select(s).next())
-        .ok_or_else(|| NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "no div[itemprop=articleBody]".to_string(),
-        })?;
-    let h1 = root.select(&SEL_H1).next();
+    let root = html::content_root(&doc, &*SEL_ROOTS, public_url, "div[itemprop=articleBody]")?;
+    let (h1, converted) = html::convert_without_h1(root, public_url, SphinxHooks::default());
     let mut title = h1.map(html::plain_text).unwrap_or_default();
     if title.is_empty() {
         title = title_from_head(&doc);
     }
-    let mut conv = Converter::new(public_url, SphinxHooks::default());
-    if let Some(h) = h1 {
-        conv.skip(h);
-    }
-    let converted = conv.convert(root);
     let description = html::meta_description(&doc)
         .map(|d| html::truncate_chars(&d, 200))
         .unwrap_or_else(|| {
@@ -173,18 +161,7 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
                 d
             }
         });
-    if title.is_empty() && converted.markdown.is_empty() {
-        return Err(NormalizeError::NoContent {
-            url: public_url.to_string(),
-            why: "article body is empty".to_string(),
-        });
-    }
-    Ok(Normalized {
-        title,
-        description,
-        markdown: converted.markdown,
-        heading_ids: converted.heading_ids,
-    })
+    html::finish(title, description, converted, public_url, "article body")
 }
 
 #[cfg(test)]
