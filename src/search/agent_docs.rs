@@ -94,7 +94,7 @@ impl Library {
             let page = hit.page;
             let sec = &source.sections[best.section];
             let pg = &source.pages[page];
-            let body = strip_heading_line(&sec.text);
+            let body = super::strip_heading_line(&sec.text);
             let (content, truncated) = match args.response_format {
                 ResponseFormat::Concise => cut(body, CONCISE_CHARS),
                 ResponseFormat::Detailed => cut(body, DETAILED_CHARS),
@@ -134,19 +134,6 @@ impl Library {
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// Section text without its leading heading line (the heading is its own field).
-fn strip_heading_line(text: &str) -> &str {
-    let t = text.trim_start();
-    if t.starts_with('#') {
-        match t.find('\n') {
-            Some(i) => t[i + 1..].trim_start(),
-            None => "",
-        }
-    } else {
-        t
-    }
 }
 
 /// The first `max` characters of `s` (never inside a UTF-8 character),

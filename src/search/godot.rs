@@ -230,8 +230,11 @@ impl Library {
         for h in hits.iter().take(limit) {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
-            let snippet =
-                super::agent_docs::cut(&flatten(strip_heading(&sec.text)), SNIPPET_CHARS).0;
+            let snippet = super::agent_docs::cut(
+                &super::flatten_whitespace(super::strip_heading_line(&sec.text)),
+                SNIPPET_CHARS,
+            )
+            .0;
             let class = src.class_for_url(&pg.url);
             let member_name = src.member_by_anchor.get(&sec.anchor).cloned();
             let hit = Hit {
@@ -371,16 +374,16 @@ impl Library {
                 list.push(line);
             };
             for m in &c.properties {
-                add(&mut lists.properties, compact(m));
+                add(&mut lists.properties, m.signature.clone());
             }
             for m in &c.methods {
-                add(&mut lists.methods, compact(m));
+                add(&mut lists.methods, m.signature.clone());
             }
             for m in &c.signals {
-                add(&mut lists.signals, compact(m));
+                add(&mut lists.signals, m.signature.clone());
             }
             for m in &c.constants {
-                add(&mut lists.constants, compact(m));
+                add(&mut lists.constants, m.signature.clone());
             }
             for e in &c.enums {
                 let values: Vec<&str> = e.values.iter().map(|v| v.name.as_str()).collect();
@@ -390,16 +393,16 @@ impl Library {
                 );
             }
             for m in &c.theme_properties {
-                add(&mut lists.theme_properties, compact(m));
+                add(&mut lists.theme_properties, m.signature.clone());
             }
             for m in &c.annotations {
-                add(&mut lists.annotations, compact(m));
+                add(&mut lists.annotations, m.signature.clone());
             }
             for m in &c.constructors {
-                add(&mut lists.constructors, compact(m));
+                add(&mut lists.constructors, m.signature.clone());
             }
             for m in &c.operators {
-                add(&mut lists.operators, compact(m));
+                add(&mut lists.operators, m.signature.clone());
             }
         }
         let (description, cut) = super::agent_docs::cut(&c.description, 4000);
@@ -513,24 +516,6 @@ fn normalize_member(s: &str) -> String {
     let t = s.trim().trim_end_matches("()");
     let t = t.split('(').next().unwrap_or(t);
     t.trim().to_lowercase()
-}
-
-/// One member as a single line: its signature.
-fn compact(m: &Member) -> String {
-    m.signature.clone()
-}
-
-fn strip_heading(text: &str) -> &str {
-    let t = text.trim_start();
-    if t.starts_with('#') {
-        t.split_once('\n').map(|x| x.1).unwrap_or("")
-    } else {
-        t
-    }
-}
-
-fn flatten(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Up to five names closest to `want`: shared prefix/substring first, then

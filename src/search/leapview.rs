@@ -217,12 +217,7 @@ fn decode_cursor(c: &str, key: &str, snapshot: &str) -> Result<usize, ToolError>
 
 /// A window of the section text around the first query word found.
 fn excerpt(text: &str, query: &str) -> String {
-    let body = text
-        .trim_start()
-        .strip_prefix('#')
-        .map(|t| t.split_once('\n').map(|x| x.1).unwrap_or(""))
-        .unwrap_or(text);
-    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = super::flatten_whitespace(super::strip_heading_line(text));
     let lower = flat.to_lowercase();
     let start = query
         .split_whitespace()

@@ -282,3 +282,22 @@ pub fn is_stopword(w: &str) -> bool {
     ];
     STOP.contains(&w)
 }
+
+/// Section text without its leading heading line (the heading is shown as its
+/// own field by every tool).
+pub(crate) fn strip_heading_line(text: &str) -> &str {
+    let t = text.trim_start();
+    if t.starts_with('#') {
+        match t.find('\n') {
+            Some(i) => t[i + 1..].trim_start(),
+            None => "",
+        }
+    } else {
+        t
+    }
+}
+
+/// Text on one line: every run of whitespace becomes one space.
+pub(crate) fn flatten_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
