@@ -10,12 +10,12 @@ use std::path::Path;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{doc, Index, IndexReader, TantivyDocument, Term};
+use tantivy::{doc, DocId, DocSet, Index, Searcher, Term, TERMINATED};
 
 use crate::model::{Page, Section};
 
@@ -293,11 +293,10 @@ pub fn build_in_ram(
     sections: &[Section],
     page_of: &[usize],
 ) -> Result<SectionIndex, IndexError> {
-    let (schema, fields) = schema();
+    let (schema, _) = schema();
     let index = Index::create_in_ram(schema);
     fill(&index, pages, sections, page_of)?;
-    let reader = index.reader().map_err(ierr("open reader"))?;
-    Ok(SectionIndex { reader, fields })
+    SectionIndex::from_index(index)
 }
 
 fn fill(
@@ -334,10 +333,17 @@ fn fill(
     Ok(())
 }
 
-/// An opened section index.
+/// An opened section index, with what queries need precomputed at load:
+/// where each section's document lives, and the vocabulary that typo
+/// tolerance corrects against.
 pub struct SectionIndex {
-    reader: IndexReader,
+    searcher: Searcher,
     fields: Fields,
+    /// Per segment: document id → section number.
+    doc_to_sec: Vec<Vec<u32>>,
+    /// Section number → (segment ordinal, document id).
+    sec_to_doc: Vec<(u32, DocId)>,
+    vocab: Vocabulary,
 }
 
 /// One query word as index terms: `terms[0]` is the whole word, the rest its
@@ -347,6 +353,9 @@ pub struct TermGroup {
     pub word: String,
     pub terms: Vec<String>,
     pub atoms: Vec<String>,
+    /// Set when the word is absent from the docs and `terms` holds its
+    /// nearest spelling instead (typo tolerance): it then counts for less.
+    pub corrected: bool,
 }
 
 fn group_of(word: &str) -> Option<TermGroup> {
@@ -374,6 +383,7 @@ fn group_of(word: &str) -> Option<TermGroup> {
         word: word.to_string(),
         terms: dedup,
         atoms,
+        corrected: false,
     })
 }
 
@@ -382,7 +392,7 @@ pub fn query_groups(query: &str) -> Vec<TermGroup> {
     let mut out: Vec<TermGroup> = Vec::new();
     for (a, b) in split_words(query) {
         let word = &query[a..b];
-        if crate::search::is_stopword(&word.to_lowercase()) {
+        if is_stopword(&word.to_lowercase()) {
             continue;
         }
         match group_of(word) {
@@ -405,34 +415,205 @@ pub fn query_groups_all(query: &str) -> Vec<TermGroup> {
     out
 }
 
+/// Words that carry no topic: question framing and function words. Dropped
+/// from queries before matching so that "how do I …" finds the topic. They
+/// live with the analyzer because they are part of how a query is read.
+pub fn is_stopword(w: &str) -> bool {
+    const STOP: &[&str] = &[
+        "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+        "could", "do", "does", "doing", "for", "from", "get", "had", "has", "have", "how", "i",
+        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so",
+        "than", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to",
+        "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will",
+        "with", "would", "you", "your", "there", "without", "whats", "dont", "doesn", "isn", "t",
+        "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need", "possible",
+        "anyone", "tell", "explain",
+    ];
+    STOP.contains(&w)
+}
+
+/// The index's words (body, title and headings) that typo tolerance may
+/// correct a query word to: alphabetic, at least [`MIN_TYPO_LEN`] long and
+/// seen in at least two sections, so one page's own misspelling is never a
+/// target. Grouped by length in characters so a lookup only compares words
+/// whose length could be within the allowed distance.
+#[derive(Default)]
+struct Vocabulary {
+    by_len: Vec<Vec<(Box<str>, u32)>>,
+}
+
+/// Shortest (stemmed) query word typo tolerance corrects: shorter words have
+/// too many one-edit neighbours for a correction to be a good guess.
+pub const MIN_TYPO_LEN: usize = 5;
+/// Length from which two edits are allowed rather than one.
+const TWO_EDITS_LEN: usize = 8;
+
+impl Vocabulary {
+    fn build(searcher: &Searcher, fields: &Fields) -> Vocabulary {
+        let mut df: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for seg in searcher.segment_readers() {
+            for field in [fields.body, fields.title, fields.heading] {
+                let Ok(inv) = seg.inverted_index(field) else {
+                    continue;
+                };
+                let Ok(mut stream) = inv.terms().stream() else {
+                    continue;
+                };
+                while stream.advance() {
+                    let Ok(word) = std::str::from_utf8(stream.key()) else {
+                        continue;
+                    };
+                    if word.len() < MIN_TYPO_LEN - 1 || !word.chars().all(|c| c.is_alphabetic()) {
+                        continue;
+                    }
+                    let n = stream.value().doc_freq;
+                    let e = df.entry(word.to_string()).or_insert(0);
+                    *e = (*e).max(n);
+                }
+            }
+        }
+        let mut by_len: Vec<Vec<(Box<str>, u32)>> = Vec::new();
+        for (w, n) in df {
+            if n < 2 {
+                continue;
+            }
+            let len = w.chars().count();
+            if by_len.len() <= len {
+                by_len.resize_with(len + 1, Vec::new);
+            }
+            by_len[len].push((w.into_boxed_str(), n));
+        }
+        for v in &mut by_len {
+            v.sort();
+        }
+        Vocabulary { by_len }
+    }
+
+    /// The nearest known word to `word` within the allowed edits (one, or two
+    /// for long words); among equally near words the most frequent.
+    fn nearest(&self, word: &str) -> Option<&str> {
+        let len = word.chars().count();
+        if len < MIN_TYPO_LEN || !word.chars().all(|c| c.is_alphabetic()) {
+            return None;
+        }
+        let max = if len >= TWO_EDITS_LEN { 2 } else { 1 };
+        let mut best: Option<(usize, u32, &str)> = None;
+        for l in len.saturating_sub(max)..=len + max {
+            let Some(words) = self.by_len.get(l) else {
+                continue;
+            };
+            for (w, n) in words {
+                let d = strsim::osa_distance(word, w);
+                if d == 0 || d > max {
+                    continue;
+                }
+                let better = match best {
+                    None => true,
+                    Some((bd, bn, _)) => d < bd || (d == bd && *n > bn),
+                };
+                if better {
+                    best = Some((d, *n, w));
+                }
+            }
+        }
+        best.map(|(_, _, w)| w)
+    }
+}
+
 impl SectionIndex {
     /// Open the index in `dir`.
     pub fn open(dir: &Path) -> Result<SectionIndex, IndexError> {
         let index = Index::open_in_dir(dir).map_err(ierr("open"))?;
+        Self::from_index(index)
+    }
+
+    fn from_index(index: Index) -> Result<SectionIndex, IndexError> {
         index.tokenizers().register(TOKENIZER, analyzer());
         let (_, fields) = schema();
         let reader = index.reader().map_err(ierr("open reader"))?;
-        Ok(SectionIndex { reader, fields })
+        let searcher = reader.searcher();
+        let mut doc_to_sec = Vec::new();
+        let mut sec_to_doc: Vec<(u32, DocId)> = Vec::new();
+        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+            let col = seg
+                .fast_fields()
+                .u64("sec")
+                .map_err(ierr("read section numbers"))?;
+            let mut map = Vec::with_capacity(seg.max_doc() as usize);
+            for doc in 0..seg.max_doc() {
+                let sec = col.first(doc).unwrap_or(u64::MAX) as usize;
+                map.push(sec.min(u32::MAX as usize) as u32);
+                if sec != u64::MAX as usize && sec < u32::MAX as usize {
+                    if sec_to_doc.len() <= sec {
+                        sec_to_doc.resize(sec + 1, (u32::MAX, 0));
+                    }
+                    sec_to_doc[sec] = (ord as u32, doc);
+                }
+            }
+            doc_to_sec.push(map);
+        }
+        let vocab = Vocabulary::build(&searcher, &fields);
+        Ok(SectionIndex {
+            searcher,
+            fields,
+            doc_to_sec,
+            sec_to_doc,
+            vocab,
+        })
     }
 
     /// Number of section documents.
     pub fn num_docs(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.searcher.num_docs()
     }
 
     /// In how many sections' bodies `term` occurs.
     pub fn doc_freq(&self, term: &str) -> u64 {
-        self.reader
-            .searcher()
+        self.searcher
             .doc_freq(&Term::from_field_text(self.fields.body, term))
             .unwrap_or(0)
     }
 
+    /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
+    fn known(&self, term: &str) -> bool {
+        self.fields.weighted().iter().any(|&(f, _)| {
+            self.searcher
+                .doc_freq(&Term::from_field_text(f, term))
+                .unwrap_or(0)
+                > 0
+        })
+    }
+
+    /// The groups as this index can match them: a single-word group whose
+    /// word occurs nowhere in the docs is replaced by its nearest spelling
+    /// that does (typo tolerance), marked `corrected`.
+    pub fn correct(&self, groups: &[TermGroup]) -> Vec<TermGroup> {
+        groups
+            .iter()
+            .map(|g| {
+                if g.terms.len() != 1 || !g.atoms.is_empty() || self.known(&g.terms[0]) {
+                    return g.clone();
+                }
+                match self.vocab.nearest(&g.terms[0]) {
+                    Some(w) => TermGroup {
+                        word: g.word.clone(),
+                        terms: vec![w.to_string()],
+                        atoms: Vec::new(),
+                        corrected: true,
+                    },
+                    None => g.clone(),
+                }
+            })
+            .collect()
+    }
+
     /// Top sections for the query groups: (BM25 score, section number).
-    /// Each group's whole form weighs more than its parts.
+    /// Each group's whole form weighs more than its parts; a corrected
+    /// spelling weighs less than a word the query really has.
     pub fn search(&self, groups: &[TermGroup], limit: usize) -> Vec<(f32, usize)> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
+            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
             for (k, t) in g.terms.iter().enumerate() {
                 let w = if g.terms.len() > 1 && k == 0 {
                     1.5
@@ -446,7 +627,7 @@ impl SectionIndex {
                     );
                     clauses.push((
                         Occur::Should,
-                        Box::new(BoostQuery::new(Box::new(q), fw * w)),
+                        Box::new(BoostQuery::new(Box::new(q), fw * w * gw)),
                     ));
                 }
             }
@@ -455,21 +636,80 @@ impl SectionIndex {
             return Vec::new();
         }
         let q = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let Ok(top) = searcher.search(&q, &TopDocs::with_limit(limit)) else {
+        let Ok(top) = self.searcher.search(&q, &TopDocs::with_limit(limit)) else {
             return Vec::new();
         };
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            if let Ok(d) = searcher.doc::<TantivyDocument>(addr) {
-                if let Some(sec) = d.get_first(self.fields.sec).and_then(|v| v.as_u64()) {
-                    out.push((score, sec as usize));
+        top.into_iter()
+            .filter_map(|(score, addr)| {
+                let sec = *self
+                    .doc_to_sec
+                    .get(addr.segment_ord as usize)?
+                    .get(addr.doc_id as usize)?;
+                (sec != u32::MAX).then_some((score, sec as usize))
+            })
+            .collect()
+    }
+
+    /// Which of `terms` each of `secs` contains in any searchable field:
+    /// bit `t` of `out[i]` is set when `secs[i]` contains `terms[t]`. At most
+    /// 64 terms are looked at. Reads the postings lists (skipping ahead to
+    /// each section's document) instead of re-analyzing section text.
+    pub fn contains(&self, terms: &[String], secs: &[usize]) -> Vec<u64> {
+        let mut out = vec![0u64; secs.len()];
+        // Candidates in (segment, doc) order, so each postings list is read forward once.
+        let mut order: Vec<(u32, DocId, usize)> = secs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &s)| {
+                let &(seg, doc) = self.sec_to_doc.get(s)?;
+                (seg != u32::MAX).then_some((seg, doc, i))
+            })
+            .collect();
+        order.sort_unstable();
+        for (seg_ord, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let in_seg: Vec<(DocId, usize)> = order
+                .iter()
+                .filter(|o| o.0 as usize == seg_ord)
+                .map(|o| (o.1, o.2))
+                .collect();
+            if in_seg.is_empty() {
+                continue;
+            }
+            for (field, _) in self.fields.weighted() {
+                let Ok(inv) = seg.inverted_index(field) else {
+                    continue;
+                };
+                for (t, term) in terms.iter().enumerate().take(64) {
+                    let term = Term::from_field_text(field, term);
+                    let Ok(Some(mut postings)) = inv.read_postings(&term, IndexRecordOption::Basic)
+                    else {
+                        continue;
+                    };
+                    for &(doc, i) in &in_seg {
+                        if out[i] & (1 << t) != 0 {
+                            continue;
+                        }
+                        let d = if postings.doc() >= doc {
+                            postings.doc()
+                        } else {
+                            postings.seek(doc)
+                        };
+                        if d == TERMINATED {
+                            break;
+                        }
+                        if d == doc {
+                            out[i] |= 1 << t;
+                        }
+                    }
                 }
             }
         }
         out
     }
 }
+
+/// BM25 weight of a corrected spelling relative to a word the query has.
+const CORRECTED_WEIGHT: f32 = 0.6;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 
-use super::rank::calibrate;
 use super::types::{
     Passage, ResponseFormat, SearchDocsArgs, SearchDocsResult, AGENT_DOCS_PRODUCTS,
 };
@@ -74,18 +73,15 @@ impl Library {
         if args.product.is_none() && !named.is_empty() {
             let boost = |h: &super::rank::PageHit| {
                 let p = self.sources[h.source].manifest.product.as_str();
-                h.best().rank_score
+                h.rank
                     * if named.contains(&p) {
                         NAMED_PRODUCT_BOOST
                     } else {
                         1.0
                     }
             };
-            hits.sort_by(|a, b| {
-                boost(b)
-                    .partial_cmp(&boost(a))
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            });
+            super::rank::sort_hits(&mut hits, boost);
+            super::rank::assign_scores(&mut hits);
         }
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {
@@ -119,7 +115,7 @@ impl Library {
                 heading: sec.heading_display(),
                 url: sec.url_with_anchor(),
                 description: pg.description.clone(),
-                score: round3(calibrate(best.coverage, best.bm25)),
+                score: hit.score,
                 content,
                 truncated,
                 other_sections,
@@ -130,10 +126,6 @@ impl Library {
             index_snapshot,
         })
     }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// The first `max` characters of `s` (never inside a UTF-8 character),

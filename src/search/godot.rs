@@ -243,8 +243,7 @@ impl Library {
                 kind: kind_of_path(&pg.path).to_string(),
                 heading: sec.heading_display(),
                 snippet,
-                score: (super::rank::calibrate(h.best().coverage, h.best().bm25) * 1000.0).round()
-                    / 1000.0,
+                score: h.score,
                 class_name: class.map(|c| c.name.clone()),
                 member_name,
                 also_matched: (h.sections.len() - 1) as u32,

@@ -38,6 +38,9 @@ pub struct LoadedSource {
     pub page_inlinks: Vec<u32>,
     /// Full-text index of the sections.
     pub index: SectionIndex,
+    /// For each section, the first section of its unit: the parts an
+    /// overlong section was split into form one unit, one answer.
+    unit_start: Vec<u32>,
     /// The structured class reference (Godot artifacts), by lower-case name.
     pub classes: Vec<crate::normalize::godot_class::GodotClass>,
     class_by_name: HashMap<String, usize>,
@@ -141,6 +144,17 @@ impl LoadedSource {
         }
         let (section_inlinks, page_inlinks) =
             count_inlinks(&pages, &sections, &page_sections, &url_to_page);
+        let mut unit_start: Vec<u32> = Vec::with_capacity(sections.len());
+        for (i, s) in sections.iter().enumerate() {
+            let joins = i > 0 && {
+                let prev = &sections[i - 1];
+                s.part > 1
+                    && prev.part + 1 == s.part
+                    && prev.url == s.url
+                    && prev.anchor == s.anchor
+            };
+            unit_start.push(if joins { unit_start[i - 1] } else { i as u32 });
+        }
         LoadedSource {
             manifest,
             pages,
@@ -150,12 +164,27 @@ impl LoadedSource {
             section_inlinks,
             page_inlinks,
             index,
+            unit_start,
             classes: Vec::new(),
             class_by_name: HashMap::new(),
             class_by_url: HashMap::new(),
             member_by_anchor: HashMap::new(),
             url_to_page,
         }
+    }
+
+    /// The sections of the unit `sec` belongs to.
+    pub fn unit_of(&self, sec: usize) -> std::ops::Range<usize> {
+        self.unit_range(self.unit_start[sec] as usize)
+    }
+
+    /// The sections of the unit that starts at section `start`.
+    pub fn unit_range(&self, start: usize) -> std::ops::Range<usize> {
+        let mut end = start + 1;
+        while end < self.unit_start.len() && self.unit_start[end] as usize == start {
+            end += 1;
+        }
+        start..end
     }
 
     /// The page at `url` (any spelling that canonicalizes to it) and its sections.
@@ -265,22 +294,6 @@ impl Library {
     pub fn find_page(&self, url: &str) -> Option<PageRef<'_>> {
         self.sources.iter().find_map(|s| s.find_page(url))
     }
-}
-
-/// Words that carry no topic: question framing and function words. Dropped
-/// from queries before matching so that "how do I …" finds the topic.
-pub fn is_stopword(w: &str) -> bool {
-    const STOP: &[&str] = &[
-        "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
-        "could", "do", "does", "doing", "for", "from", "get", "had", "has", "have", "how", "i",
-        "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "so",
-        "than", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to",
-        "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will",
-        "with", "would", "you", "your", "there", "without", "whats", "dont", "doesn", "isn", "t",
-        "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need", "possible",
-        "anyone", "tell", "explain",
-    ];
-    STOP.contains(&w)
 }
 
 /// Section text without its leading heading line (the heading is shown as its

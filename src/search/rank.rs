@@ -6,55 +6,129 @@
 //! what makes scores comparable across queries and sources: a query whose rare
 //! words appear nowhere in the docs scores low however common its other words
 //! are — which is what "under 0.5 means probably not covered" needs.
+//!
+//! Answers are *units*, not raw sections: the parts an overlong section was
+//! split into (a long Godot member description, say) are one answer, covered
+//! by the union of their words. Pages are ranked by their best unit, lifted
+//! when their matching units together cover more of the query than the best
+//! one alone — a page that answers the whole question beats one that shares a
+//! single rare word with it.
+//!
+//! Word presence is read from the index's postings, never by re-analyzing a
+//! section's text at query time.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::{Library, LoadedSource};
-use crate::index::{query_groups, query_groups_all, terms, TermGroup};
+use crate::index::{query_groups, query_groups_all, TermGroup};
 
-/// Candidate sections taken from the index per source (at least; more when
-/// more pages are wanted). Coverage is computed for each, so this bounds the
-/// cost of a query; past the first few dozen BM25 candidates the re-scoring
-/// no longer changes the top of the list.
+/// Candidate units taken from the index per source (at least; more when
+/// more pages are wanted). Past the first few dozen BM25 candidates the
+/// re-scoring no longer changes the top of the list.
 const CANDIDATES: usize = 60;
-/// Candidate sections per wanted page.
+/// Candidate units per wanted page.
 const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
+#[doc(hidden)]
+pub fn tune(name: &str, default: f64) -> f64 {
+    std::env::var(format!("DOCSNAP_TUNE_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Weight of the link-popularity prior in the ranking.
 const INLINK_WEIGHT: f64 = 0.08;
+/// How much a page gains for query words its other matching units cover
+/// beyond its best one.
+const PAGE_UNION_WEIGHT: f64 = 0.5;
+/// Share of a group's weight counted when only its corrected spelling matched.
+const CORRECTED_CREDIT: f64 = 0.7;
 
 /// A filter on candidate sections: (source, section number) → keep?
 pub type SectionFilter<'a> = &'a dyn Fn(&LoadedSource, usize) -> bool;
 
-/// A scored candidate section.
+/// A scored candidate unit, represented by its best-matching section.
 #[derive(Debug, Clone)]
 pub struct Scored {
     pub source: usize,
     pub section: usize,
     pub bm25: f32,
+    /// IDF-weighted share of the query the unit covers, in [0, 1].
     pub coverage: f64,
+    /// Which query groups the unit covers (bit per group).
+    pub mask: u64,
     pub rank_score: f64,
 }
 
-/// A page with its matching sections, best first.
+/// A page with its matching units, best first.
 #[derive(Debug, Clone)]
 pub struct PageHit {
     pub source: usize,
     pub page: usize,
     pub sections: Vec<Scored>,
+    /// IDF-weighted share of the query the page's matching units cover together.
+    pub coverage: f64,
+    /// What pages are ordered by.
+    pub rank: f64,
+    /// The score shown to agents, in [0, 1]; non-increasing down a result list.
+    pub score: f64,
 }
 
 impl PageHit {
-    /// The best section.
+    /// The best unit.
     pub fn best(&self) -> &Scored {
         &self.sections[0]
     }
 }
 
+/// The query groups as one source reads them, with their weights.
+struct SourceQuery {
+    groups: Vec<TermGroup>,
+    weights: Vec<f64>,
+}
+
+impl SourceQuery {
+    fn new(src: &LoadedSource, base: &[TermGroup]) -> SourceQuery {
+        let groups = src.index.correct(base);
+        let weights = group_weights(src, &groups);
+        SourceQuery { groups, weights }
+    }
+
+    /// Coverage of a set of groups (bit mask), in [0, 1].
+    fn coverage(&self, mask: u64) -> f64 {
+        let total: f64 = self.weights.iter().sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let mut got = 0.0;
+        for (i, (g, w)) in self.groups.iter().zip(&self.weights).enumerate() {
+            if i < 64 && mask & (1 << i) != 0 {
+                got += if g.corrected {
+                    w * CORRECTED_CREDIT
+                } else {
+                    *w
+                };
+            }
+        }
+        got / total
+    }
+}
+
 impl Library {
-    /// Candidate sections of the given sources that pass `keep`, best first.
+    fn query_of(query: &str) -> Vec<TermGroup> {
+        let groups = query_groups(query);
+        if groups.is_empty() {
+            // Nothing but stop words: search them rather than nothing.
+            query_groups_all(query)
+        } else {
+            groups
+        }
+    }
+
+    /// Candidate units of the given sources that pass `keep`, best first.
     pub fn rank_sections(
         &self,
         sources: &[usize],
@@ -62,13 +136,20 @@ impl Library {
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
     ) -> Vec<Scored> {
-        let mut groups = query_groups(query);
-        if groups.is_empty() {
-            // Nothing but stop words: search them rather than nothing.
-            groups = query_groups_all(query);
-        }
-        if groups.is_empty() {
-            return Vec::new();
+        self.rank_units(sources, &Self::query_of(query), keep, want_pages)
+            .0
+    }
+
+    fn rank_units(
+        &self,
+        sources: &[usize],
+        base: &[TermGroup],
+        keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
+    ) -> (Vec<Scored>, HashMap<usize, SourceQuery>) {
+        let mut queries = HashMap::new();
+        if base.is_empty() {
+            return (Vec::new(), queries);
         }
         let wanted = CANDIDATES.max(want_pages * PER_PAGE);
         let limit = if keep.is_some() {
@@ -79,26 +160,37 @@ impl Library {
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let weights = group_weights(src, &groups);
-            let mut kept = 0usize;
-            for (bm25, sec) in src.index.search(&groups, limit) {
+            let q = SourceQuery::new(src, base);
+            // Units in BM25 order; a unit's score is its best part's.
+            let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
+            let mut seen: HashMap<usize, ()> = HashMap::new();
+            for (bm25, sec) in src.index.search(&q.groups, limit) {
                 if let Some(k) = keep {
                     if !k(src, sec) {
                         continue;
                     }
                 }
+                let unit = src.unit_of(sec);
+                if seen.insert(unit.start, ()).is_some() {
+                    continue;
+                }
+                units.push((unit.start, bm25, sec));
+                if units.len() >= wanted {
+                    break;
+                }
+            }
+            let masks = unit_masks(src, &q.groups, &units);
+            for ((_, bm25, sec), mask) in units.into_iter().zip(masks) {
                 out.push(Scored {
                     source: si,
                     section: sec,
                     bm25,
-                    coverage: coverage(src, sec, &groups, &weights),
+                    coverage: q.coverage(mask),
+                    mask,
                     rank_score: 0.0,
                 });
-                kept += 1;
-                if kept >= wanted {
-                    break;
-                }
             }
+            queries.insert(si, q);
         }
         let max_bm25 = out.iter().map(|s| s.bm25).fold(0.0f32, f32::max).max(1e-6);
         for s in &mut out {
@@ -107,20 +199,22 @@ impl Library {
             // Popularity prior: pages and sections the docs link to often are
             // the ones readers are sent to (Node.add_child over TreeItem.add_child).
             let links = src.section_inlinks[s.section] as f64;
-            let prior = 1.0 + INLINK_WEIGHT * (1.0 + links).ln();
-            s.rank_score = rel * (0.35 + s.coverage) * prior;
+            let prior = 1.0 + tune("INLINK", INLINK_WEIGHT) * (1.0 + links).ln();
+            s.rank_score = rel.powf(tune("RELPOW", 1.0))
+                * (tune("COVBASE", 0.35) + s.coverage).powf(tune("COVPOW", 2.0))
+                * prior;
         }
         out.sort_by(|a, b| {
             b.rank_score
-                .partial_cmp(&a.rank_score)
-                .unwrap_or(std::cmp::Ordering::Equal)
+                .total_cmp(&a.rank_score)
                 .then(a.source.cmp(&b.source))
                 .then(a.section.cmp(&b.section))
         });
-        out
+        (out, queries)
     }
 
-    /// Pages ranked by their best section, each with its matching sections.
+    /// Pages ranked by their best unit and what their units cover together,
+    /// each with its matching units, scored (see [`assign_scores`]).
     pub fn rank_pages(
         &self,
         sources: &[usize],
@@ -128,9 +222,10 @@ impl Library {
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
     ) -> Vec<PageHit> {
+        let (units, queries) = self.rank_units(sources, &Self::query_of(query), keep, want_pages);
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
-        for s in self.rank_sections(sources, query, keep, want_pages) {
+        for s in units {
             let page = self.sources[s.source].section_page[s.section];
             match slot.get(&(s.source, page)) {
                 Some(&k) => hits[k].sections.push(s),
@@ -140,12 +235,112 @@ impl Library {
                         source: s.source,
                         page,
                         sections: vec![s],
+                        coverage: 0.0,
+                        rank: 0.0,
+                        score: 0.0,
                     });
                 }
             }
         }
+        for h in &mut hits {
+            let mask = h.sections.iter().fold(0u64, |m, s| m | s.mask);
+            h.coverage = queries
+                .get(&h.source)
+                .map(|q| q.coverage(mask))
+                .unwrap_or(0.0);
+            let best = h.best();
+            let gain = (h.coverage - best.coverage).max(0.0);
+            h.rank = best.rank_score * (1.0 + tune("UNION", PAGE_UNION_WEIGHT) * gain);
+        }
+        sort_hits(&mut hits, |h| h.rank);
+        assign_scores(&mut hits);
         hits
     }
+}
+
+/// Order hits by `key`, best first (ties by source and page, so the order is stable).
+pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
+    hits.sort_by(|a, b| {
+        key(b)
+            .total_cmp(&key(a))
+            .then(a.source.cmp(&b.source))
+            .then(a.page.cmp(&b.page))
+    });
+}
+
+/// Give every hit its shown score: the calibrated coverage of its best unit,
+/// never above the score of the hit ranked before it. An agent reading the
+/// list top-down thus never sees a lower-ranked hit claim more confidence,
+/// and the first hit's score keeps its meaning (under 0.5: probably not covered).
+pub fn assign_scores(hits: &mut [PageHit]) {
+    let mut cap = 1.0f64;
+    for h in hits {
+        let own = calibrate(h.best().coverage, h.best().bm25);
+        let s = round3(own.min(cap));
+        h.score = s;
+        cap = s;
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// For each unit (by its first section), which query groups it covers: a
+/// group counts when its whole form or all of its parts occur in any part of
+/// the unit (text, headings, page title or description).
+fn unit_masks(src: &LoadedSource, groups: &[TermGroup], units: &[(usize, f32, usize)]) -> Vec<u64> {
+    // Distinct terms to look up, and for each group which term bits it needs.
+    let mut terms: Vec<String> = Vec::new();
+    let bit = |t: &String, terms: &mut Vec<String>| -> u64 {
+        let i = match terms.iter().position(|x| x == t) {
+            Some(i) => i,
+            None => {
+                terms.push(t.clone());
+                terms.len() - 1
+            }
+        };
+        if i < 64 {
+            1 << i
+        } else {
+            0
+        }
+    };
+    let needs: Vec<(u64, u64)> = groups
+        .iter()
+        .map(|g| {
+            let whole = g.terms.first().map(|t| bit(t, &mut terms)).unwrap_or(0);
+            let atoms = g.atoms.iter().fold(0u64, |m, t| m | bit(t, &mut terms));
+            (whole, atoms)
+        })
+        .collect();
+    let mut secs: Vec<usize> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for (u, &(start, _, _)) in units.iter().enumerate() {
+        for s in src.unit_range(start) {
+            secs.push(s);
+            owner.push(u);
+        }
+    }
+    let found = src.index.contains(&terms, &secs);
+    let mut term_masks = vec![0u64; units.len()];
+    for (k, m) in found.into_iter().enumerate() {
+        term_masks[owner[k]] |= m;
+    }
+    term_masks
+        .into_iter()
+        .map(|have| {
+            let mut mask = 0u64;
+            for (g, &(whole, atoms)) in needs.iter().enumerate().take(64) {
+                let whole_ok = whole != 0 && have & whole == whole;
+                let atoms_ok = atoms != 0 && have & atoms == atoms;
+                if whole_ok || atoms_ok {
+                    mask |= 1 << g;
+                }
+            }
+            mask
+        })
+        .collect()
 }
 
 /// IDF weight of each query group in one source: rare words count more; a
@@ -161,36 +356,6 @@ fn group_weights(src: &LoadedSource, groups: &[TermGroup]) -> Vec<f64> {
         .collect()
 }
 
-/// IDF-weighted share of the query groups found in the section (its text,
-/// headings, page title and description). A compound group counts as found
-/// when its whole form is there or all of its parts are.
-fn coverage(src: &LoadedSource, sec: usize, groups: &[TermGroup], weights: &[f64]) -> f64 {
-    let s = &src.sections[sec];
-    let p = &src.pages[src.section_page[sec]];
-    let mut have: HashSet<String> = HashSet::new();
-    for t in terms(&s.text)
-        .into_iter()
-        .chain(terms(&s.heading_path.join(" ")))
-        .chain(terms(&p.title))
-        .chain(terms(&p.description))
-    {
-        have.insert(t);
-    }
-    let total: f64 = weights.iter().sum();
-    if total <= 0.0 {
-        return 0.0;
-    }
-    let mut got = 0.0;
-    for (g, w) in groups.iter().zip(weights) {
-        let whole = g.terms.first().map(|t| have.contains(t)).unwrap_or(false);
-        let parts = !g.atoms.is_empty() && g.atoms.iter().all(|t| have.contains(t));
-        if whole || parts {
-            got += w;
-        }
-    }
-    got / total
-}
-
 /// Map coverage and BM25 to a score in [0, 1]: coverage dominates; a strong
 /// BM25 match lifts it a little. Under 0.5 means the rarest words are missing.
 pub fn calibrate(coverage: f64, bm25: f32) -> f64 {
@@ -201,6 +366,153 @@ pub fn calibrate(coverage: f64, bm25: f32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Counts, Manifest, Page, Section};
+
+    fn page(url: &str, title: &str) -> Page {
+        Page {
+            url: url.into(),
+            title: title.into(),
+            description: String::new(),
+            markdown: String::new(),
+            sha256: String::new(),
+            path: url.rsplit('/').next().unwrap_or_default().into(),
+            etag: None,
+            last_modified: None,
+        }
+    }
+
+    fn sec(url: &str, heading: &str, anchor: &str, text: &str, part: u32) -> Section {
+        Section {
+            url: url.into(),
+            anchor: anchor.into(),
+            heading_path: vec!["T".into(), heading.into()],
+            level: 2,
+            text: text.into(),
+            ordinal: 0,
+            part,
+        }
+    }
+
+    /// Pages sorted by URL, sections grouped by page in page order.
+    fn library(pages: Vec<Page>, sections: Vec<Section>) -> Library {
+        let manifest = Manifest {
+            schema_version: 1,
+            tool_version: "t".into(),
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            snapshot_id: "id".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            counts: Counts::default(),
+            files: Default::default(),
+            content_sha256: String::new(),
+        };
+        Library {
+            sources: vec![LoadedSource::new(manifest, pages, sections)],
+            ..Default::default()
+        }
+    }
+
+    const A: &str = "https://d.example/a";
+    const B: &str = "https://d.example/b";
+    const C: &str = "https://d.example/c";
+
+    #[test]
+    fn misspelled_words_find_their_nearest_spelling() {
+        let lib = library(
+            vec![page(A, "Layers"), page(B, "Sky"), page(C, "Audio")],
+            vec![
+                sec(
+                    A,
+                    "Scrolling",
+                    "s",
+                    "A parallax background scrolls slower.",
+                    0,
+                ),
+                sec(B, "Depth", "d", "Use parallax for a background sky.", 0),
+                sec(C, "Volume", "v", "Audio buses mix volume.", 0),
+            ],
+        );
+        let hits = lib.rank_pages(&[0], "paralax backround", None, 5);
+        assert!(!hits.is_empty(), "a misspelled query found nothing");
+        assert!(hits.iter().all(|h| h.page != 2), "unrelated page matched");
+        let groups = lib.sources[0]
+            .index
+            .correct(&query_groups("paralax backround"));
+        assert!(groups.iter().all(|g| g.corrected), "{groups:?}");
+        assert_eq!(groups[0].terms, ["parallax"]);
+        // A word the docs have is never "corrected", and short words are left alone.
+        let groups = lib.sources[0]
+            .index
+            .correct(&query_groups("parallax volum sky"));
+        assert!(!groups[0].corrected && !groups[2].corrected, "{groups:?}");
+        // Corrected words count for less than the real ones.
+        let exact = lib.rank_pages(&[0], "parallax background", None, 5);
+        assert!(
+            exact[0].score > hits[0].score,
+            "{} vs {}",
+            exact[0].score,
+            hits[0].score
+        );
+    }
+
+    #[test]
+    fn split_sections_answer_as_one_unit() {
+        // Section "m" of page A was split in two parts; the query's words are
+        // spread over both. Page B has one of the words, repeated.
+        let lib = library(
+            vec![page(A, "Node"), page(B, "Other")],
+            vec![
+                sec(A, "Intro", "", "Intro text.", 0),
+                sec(A, "member", "m", "The member emits a signal when ready.", 1),
+                sec(A, "member", "m", "It also frees the orphan children.", 2),
+                sec(B, "signal", "x", "signal signal signal basics.", 0),
+            ],
+        );
+        let units = lib.rank_sections(&[0], "signal orphan children", None, 5);
+        let from_a: Vec<_> = units
+            .iter()
+            .filter(|u| u.section == 1 || u.section == 2)
+            .collect();
+        assert_eq!(
+            from_a.len(),
+            1,
+            "the two parts answered separately: {units:?}"
+        );
+        assert!((from_a[0].coverage - 1.0).abs() < 1e-9, "{:?}", from_a[0]);
+        let pages = lib.rank_pages(&[0], "signal orphan children", None, 5);
+        assert_eq!(pages[0].page, 0, "{pages:?}");
+    }
+
+    #[test]
+    fn shown_scores_never_rise_down_the_list() {
+        let lib = library(
+            vec![page(A, "Tween"), page(B, "Tween tween"), page(C, "Timer")],
+            vec![
+                sec(
+                    A,
+                    "Easing",
+                    "e",
+                    "Tween easing curves and the timer node.",
+                    0,
+                ),
+                sec(B, "Tween", "t", "tween tween tween tween", 0),
+                sec(C, "Timer", "m", "A timer node counts down easing.", 0),
+            ],
+        );
+        for q in ["tween easing timer", "tween", "timer node easing curves"] {
+            let hits = lib.rank_pages(&[0], q, None, 5);
+            assert!(hits.len() >= 2, "{q}: {hits:?}");
+            for w in hits.windows(2) {
+                assert!(
+                    w[0].score >= w[1].score,
+                    "{q}: {} then {}",
+                    w[0].score,
+                    w[1].score
+                );
+            }
+        }
+    }
 
     #[test]
     fn calibration_is_bounded_and_monotone() {
