@@ -41,6 +41,8 @@ pub struct ArtifactMeta {
     pub source: String,
     pub product: String,
     pub version: String,
+    /// Set when the artifact carries section vectors (written as an extra file).
+    pub embedding: Option<crate::model::EmbeddingInfo>,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -204,6 +206,7 @@ pub fn write(
             },
             files: hash_tree(&tmp)?,
             content_sha256: content.clone(),
+            embedding: meta.embedding.clone(),
         };
         let mpath = tmp.join("manifest.json");
         let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;

@@ -37,6 +37,8 @@ pub struct BuildOptions {
     pub allow_failures: usize,
     /// Called with (source id, version, done, total) as URLs finish.
     pub progress: BuildProgress,
+    /// Embeds every section for dense retrieval when set.
+    pub model: Option<Arc<crate::embed::StaticModel>>,
 }
 
 /// What one (source, version) build produced.
@@ -200,17 +202,27 @@ pub async fn build_version(
         .map(|o| o.url.clone())
         .collect();
 
+    classes.sort_by(|a, b| a.url.cmp(&b.url));
+    classes.dedup_by(|a, b| a.url == b.url);
+    let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
+        Vec::new()
+    } else {
+        vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
+    };
+    let embedding = match &opts.model {
+        Some(m) => {
+            let bytes = crate::embed::embed_sections(m, &pages, &sections)
+                .map_err(|e| BuildError::Other(e.to_string()))?;
+            extras.push((crate::embed::VECTORS_FILE, bytes));
+            Some(crate::embed::embedding_info(m))
+        }
+        None => None,
+    };
     let meta = ArtifactMeta {
         source: source.id.clone(),
         product: source.product.clone(),
         version: version.label.clone(),
-    };
-    classes.sort_by(|a, b| a.url.cmp(&b.url));
-    classes.dedup_by(|a, b| a.url == b.url);
-    let extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
-        Vec::new()
-    } else {
-        vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
+        embedding,
     };
     let dir = if pages.is_empty() || failures.len() > opts.allow_failures {
         None

@@ -1077,6 +1077,7 @@ mod tests {
                 },
                 files: Default::default(),
                 content_sha256: crate::artifact::content_sha256(&pages),
+                embedding: None,
             },
             pages,
             sections,

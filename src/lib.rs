@@ -10,6 +10,7 @@ pub mod build;
 pub mod config;
 pub mod crawl;
 pub mod diff;
+pub mod embed;
 pub mod index;
 pub mod model;
 pub mod normalize;

@@ -24,6 +24,11 @@ struct Cli {
     /// sources.yaml to read.
     #[arg(long, global = true, default_value = "sources.yaml")]
     config: PathBuf,
+    /// Static embedding model (a folder made by `docsnap distill`) for dense
+    /// retrieval: builds embed sections with it, servers embed queries with
+    /// it. Without one, everything works lexically.
+    #[arg(long, global = true, env = "DOCSNAP_MODEL")]
+    model: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -167,6 +172,19 @@ enum Cmd {
         #[arg(long)]
         report: Option<PathBuf>,
     },
+    /// Distill a sentence-transformers BERT model into static token vectors
+    /// (Model2Vec) for dense retrieval; pass the result as --model.
+    Distill {
+        /// Teacher directory (config.json, model.safetensors, tokenizer.json).
+        #[arg(long)]
+        teacher: PathBuf,
+        /// Static model directory to write (replaced whole).
+        #[arg(long)]
+        out: PathBuf,
+        /// Dimensions kept by PCA.
+        #[arg(long, default_value_t = 256)]
+        dims: usize,
+    },
 }
 
 fn main() {
@@ -210,6 +228,7 @@ fn run(cli: Cli) -> Result<i32> {
             let cfg = Config::load(&cli.config)?;
             let mirror = parse_mirror(mirror)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            let model = load_model(cli.model.as_deref())?;
             run_build(
                 &cfg,
                 selected,
@@ -218,6 +237,7 @@ fn run(cli: Cli) -> Result<i32> {
                 rate,
                 concurrency,
                 allow_failures,
+                model,
             )
         }
         Cmd::Serve {
@@ -244,7 +264,7 @@ fn run(cli: Cli) -> Result<i32> {
             } else {
                 (artifacts.clone(), None)
             };
-            let mut lib = load_library(&load_from)?;
+            let mut lib = load_library(&load_from, load_model(cli.model.as_deref())?)?;
             if let Some(v) = &leapview_version {
                 if !lib
                     .sources
@@ -301,7 +321,7 @@ fn run(cli: Cli) -> Result<i32> {
             json,
             artifacts,
         } => {
-            let lib = load_library(&artifacts)?;
+            let lib = load_library(&artifacts, None)?;
             show_class(&lib, &name, member.as_deref(), json)?;
             Ok(0)
         }
@@ -313,7 +333,7 @@ fn run(cli: Cli) -> Result<i32> {
             detailed,
             artifacts,
         } => {
-            let lib = load_library(&artifacts)?;
+            let lib = load_library(&artifacts, load_model(cli.model.as_deref())?)?;
             let args = SearchDocsArgs {
                 query,
                 limit,
@@ -383,6 +403,7 @@ fn run(cli: Cli) -> Result<i32> {
                     concurrency: None,
                     allow_failures: 0,
                     progress: docsnap::rebuild::log_progress(),
+                    model: load_model(cli.model.as_deref())?,
                 },
                 publish_to,
                 keep: keep.map(|k| k as usize),
@@ -394,7 +415,22 @@ fn run(cli: Cli) -> Result<i32> {
             }
             Ok(r.exit_code())
         }
+        Cmd::Distill { teacher, out, dims } => run_distill(&teacher, &out, dims),
     }
+}
+
+fn run_distill(teacher: &std::path::Path, out: &std::path::Path, dims: usize) -> Result<i32> {
+    let opts = docsnap::embed::DistillOptions {
+        dims,
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    let info = docsnap::embed::distill(teacher, out, &opts)?;
+    let m = docsnap::embed::StaticModel::load(out)?;
+    println!("{}", serde_json::to_string_pretty(&info)?);
+    println!("{}", m.identity());
+    println!("distilled in {:.1?} into {}", t.elapsed(), out.display());
+    Ok(0)
 }
 
 fn show_class(lib: &Library, name: &str, member: Option<&str>, json: bool) -> Result<()> {
@@ -488,14 +524,30 @@ fn default_cache(publish: &std::path::Path) -> PathBuf {
     std::env::temp_dir().join(format!("docsnap-cache-{}", &tag[..12]))
 }
 
-fn load_library(dir: &std::path::Path) -> Result<Library> {
+/// The static model named by `--model`, or `None` (lexical search only,
+/// said once here).
+fn load_model(dir: Option<&std::path::Path>) -> Result<Option<Arc<docsnap::embed::StaticModel>>> {
+    let Some(dir) = dir else {
+        tracing::info!("no --model: search is lexical only (no dense retrieval)");
+        return Ok(None);
+    };
+    let m = docsnap::embed::StaticModel::load(dir)
+        .with_context(|| format!("--model `{}`", dir.display()))?;
+    tracing::info!("embedding model: {}", m.identity());
+    Ok(Some(Arc::new(m)))
+}
+
+fn load_library(
+    dir: &std::path::Path,
+    model: Option<Arc<docsnap::embed::StaticModel>>,
+) -> Result<Library> {
     if !dir.is_dir() {
         bail!(
             "no artifacts at `{}`: run `docsnap build` first or pass --artifacts DIR",
             dir.display()
         );
     }
-    let (lib, warnings) = Library::load_dir(dir)?;
+    let (lib, warnings) = Library::load_dir_with(dir, model)?;
     for w in warnings {
         tracing::warn!("{w}");
     }
@@ -515,6 +567,7 @@ fn load_library(dir: &std::path::Path) -> Result<Library> {
     Ok(lib)
 }
 
+#[allow(clippy::too_many_arguments)] // one parameter per `build` flag
 fn run_build(
     cfg: &Config,
     selected: Vec<&docsnap::config::Source>,
@@ -523,6 +576,7 @@ fn run_build(
     rate: Option<u32>,
     concurrency: Option<u32>,
     allow_failures: usize,
+    model: Option<Arc<docsnap::embed::StaticModel>>,
 ) -> Result<i32> {
     let tty = std::io::stderr().is_terminal();
     let bar = if tty {
@@ -555,6 +609,7 @@ fn run_build(
         concurrency,
         allow_failures,
         progress,
+        model,
     };
     let rt = runtime()?;
     let mut total_failures = 0usize;

@@ -87,6 +87,28 @@ pub struct Manifest {
     pub files: std::collections::BTreeMap<String, String>,
     /// sha256 over the sorted page hashes: same content, same value.
     pub content_sha256: String,
+    /// The dense vectors of the sections, when the build had an embedding
+    /// model; absent in lexical-only artifacts (and in those of older builds,
+    /// which load as lexical-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<EmbeddingInfo>,
+}
+
+/// Which model embedded an artifact's sections and where the vectors are: a
+/// server embeds queries with the same model or not at all, since vectors of
+/// two models are not comparable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingInfo {
+    /// Model name (informative; the hashes decide).
+    pub model: String,
+    /// sha256 of the teacher model's weights.
+    pub teacher_sha256: String,
+    /// sha256 of the static token vectors the sections were embedded with.
+    pub vectors_sha256: String,
+    /// Components per vector.
+    pub dims: u32,
+    /// The vector file, relative to the artifact (its sha256 is in `files`).
+    pub file: String,
 }
 
 /// Version of the on-disk artifact layout; bumped on any incompatible change.

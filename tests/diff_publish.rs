@@ -734,6 +734,7 @@ fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
         source: "synthetic".into(),
         product: "synthetic".into(),
         version: "1".into(),
+        embedding: None,
     };
     artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }

@@ -25,6 +25,7 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         counts: Counts { pages, sections },
         files: Default::default(),
         content_sha256: String::new(),
+        embedding: None,
     }
 }
 

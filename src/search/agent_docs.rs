@@ -66,7 +66,13 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
-        let mut hits = self.rank_pages(&sources, &args.query, None, limit * 2);
+        let mut hits = self.rank_pages(
+            &sources,
+            &args.query,
+            None,
+            limit * 2,
+            self.rank.dense_agent_docs,
+        );
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
         let named = named_products(&args.query);
@@ -81,7 +87,7 @@ impl Library {
                     }
             };
             super::rank::sort_hits(&mut hits, boost);
-            super::rank::assign_scores(&mut hits);
+            super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         }
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {

@@ -223,7 +223,13 @@ impl Library {
             Some(k) => in_kind(&s.pages[s.section_page[sec]].path, k),
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
-        let hits = self.rank_pages(&[si], &query, kind.as_ref().map(|_| keep_ref), limit + 1);
+        let hits = self.rank_pages(
+            &[si],
+            &query,
+            kind.as_ref().map(|_| keep_ref),
+            limit + 1,
+            self.rank.dense_godot,
+        );
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;

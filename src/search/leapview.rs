@@ -138,7 +138,13 @@ impl Library {
             Some(p) => path_has_prefix(&s.pages[s.section_page[sec]].path, p),
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
-        let hits = self.rank_pages(&[si], query, prefix.as_ref().map(|_| keep_ref), MAX_RESULTS);
+        let hits = self.rank_pages(
+            &[si],
+            query,
+            prefix.as_ref().map(|_| keep_ref),
+            MAX_RESULTS,
+            self.rank.dense_leapview,
+        );
         let total = hits.len().min(MAX_RESULTS);
         let page: Vec<DocsMatch> = hits
             .iter()

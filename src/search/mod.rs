@@ -41,6 +41,9 @@ pub struct LoadedSource {
     /// For each section, the first section of its unit: the parts an
     /// overlong section was split into form one unit, one answer.
     unit_start: Vec<u32>,
+    /// Dense vectors of the sections (row = section number), when the
+    /// artifact has them and they were made by the library's model.
+    pub vectors: Option<crate::embed::store::VectorStore>,
     /// The structured class reference (Godot artifacts), by lower-case name.
     pub classes: Vec<crate::normalize::godot_class::GodotClass>,
     class_by_name: HashMap<String, usize>,
@@ -70,6 +73,49 @@ impl LoadedSource {
             s.set_classes(crate::artifact::read_jsonl(&classes)?);
         }
         Ok(s)
+    }
+
+    /// Load the artifact's section vectors when `model` made them; otherwise
+    /// say why this source is served lexically (`None` when there is nothing
+    /// to say: no vectors and no model).
+    fn attach_vectors(
+        &mut self,
+        dir: &Path,
+        model: Option<&crate::embed::StaticModel>,
+    ) -> Option<String> {
+        let name = format!("{} {}", self.manifest.source, self.manifest.version);
+        let info = self.manifest.embedding.clone();
+        match (info, model) {
+            (None, None) => None,
+            (None, Some(_)) => Some(format!(
+                "{name}: the artifact has no vectors (built without --model); served lexically"
+            )),
+            (Some(_), None) => None,
+            (Some(info), Some(m)) => {
+                let id = m.identity();
+                if id.vectors_sha256 != info.vectors_sha256 || id.dims != info.dims as usize {
+                    return Some(format!(
+                        "{name}: vectors were made by {} ({}), the server's model is {id}; served lexically",
+                        info.model,
+                        &info.vectors_sha256[..info.vectors_sha256.len().min(12)]
+                    ));
+                }
+                match crate::embed::store::VectorStore::load(&dir.join(&info.file)) {
+                    Ok(v) if v.len() == self.sections.len() && v.dims() == id.dims => {
+                        self.vectors = Some(v);
+                        None
+                    }
+                    Ok(v) => Some(format!(
+                        "{name}: {} holds {} vectors of {} dims for {} sections; served lexically",
+                        info.file,
+                        v.len(),
+                        v.dims(),
+                        self.sections.len()
+                    )),
+                    Err(e) => Some(format!("{name}: {e}; served lexically")),
+                }
+            }
+        }
     }
 
     /// Attach the structured class reference.
@@ -165,6 +211,7 @@ impl LoadedSource {
             page_inlinks,
             index,
             unit_start,
+            vectors: None,
             classes: Vec::new(),
             class_by_name: HashMap::new(),
             class_by_url: HashMap::new(),
@@ -252,6 +299,11 @@ pub struct Library {
     pub sources: Vec<LoadedSource>,
     /// The LeapView version `docs_search` answers for; the newest when unset.
     pub leapview_version: Option<String>,
+    /// The ranking's levers (defaults: what docsnap ships).
+    pub rank: rank::RankConfig,
+    /// The model that embeds queries for dense retrieval; `None` serves
+    /// lexically. Only sources whose vectors this model made use it.
+    pub model: Option<std::sync::Arc<crate::embed::StaticModel>>,
     /// Advisory about the index itself (a newer snapshot has been published);
     /// set by the server's watcher while this library is being served.
     pub notice: std::sync::Mutex<Option<String>>,
@@ -274,12 +326,28 @@ impl Library {
     /// `root`. An artifact that fails verification is skipped with a warning
     /// and the next older one is tried: a corrupt snapshot is never served.
     pub fn load_dir(root: &Path) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
-        let mut lib = Library::default();
+        Self::load_dir_with(root, None)
+    }
+
+    /// [`Library::load_dir`] with a model for dense retrieval: each artifact
+    /// whose vectors that model made gets them loaded; the others are served
+    /// lexically, with a warning that says why.
+    pub fn load_dir_with(
+        root: &Path,
+        model: Option<std::sync::Arc<crate::embed::StaticModel>>,
+    ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
+        let mut lib = Library {
+            model: model.clone(),
+            ..Library::default()
+        };
         let mut warnings = Vec::new();
         for group in crate::artifact::artifacts_by_version(root)? {
             for dir in group {
                 match LoadedSource::open(&dir) {
-                    Ok(s) => {
+                    Ok(mut s) => {
+                        if let Some(w) = s.attach_vectors(&dir, model.as_deref()) {
+                            warnings.push(w);
+                        }
                         lib.sources.push(s);
                         break;
                     }

@@ -31,21 +31,54 @@ const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
-#[doc(hidden)]
-pub fn tune(name: &str, default: f64) -> f64 {
-    std::env::var(format!("DOCSNAP_TUNE_{name}"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Weight of the link-popularity prior in the ranking.
-const INLINK_WEIGHT: f64 = 0.08;
-/// How much a page gains for query words its other matching units cover
-/// beyond its best one.
-const PAGE_UNION_WEIGHT: f64 = 0.5;
 /// Share of a group's weight counted when only its corrected spelling matched.
 const CORRECTED_CREDIT: f64 = 0.7;
+
+/// The ranking's levers. One value per library; the defaults are what
+/// docsnap ships, argued from the ablation in BENCHMARKS.md
+/// (`cargo bench --bench ablation` turns each lever off in turn).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankConfig {
+    /// Correct query words the docs do not have to their nearest spelling.
+    pub typos: bool,
+    /// Treat the parts of a split section as one answer.
+    pub units: bool,
+    /// How much a page gains for query words its other matching units
+    /// cover beyond its best one (0: pages are their best unit).
+    pub page_union: f64,
+    /// Exponent of coverage in a unit's rank: higher trusts "how much of
+    /// the query is here" more against raw BM25.
+    pub coverage_power: f64,
+    /// Weight of the link-popularity prior.
+    pub inlink_weight: f64,
+    /// Weight of dense retrieval in the fusion, per tool family (used only
+    /// with a model and vectors).
+    pub dense_agent_docs: f64,
+    pub dense_godot: f64,
+    pub dense_leapview: f64,
+    /// How strongly the dense weight shrinks as the best lexical page
+    /// covers more of the query (0: a fixed weight).
+    pub dense_adaptive: f64,
+    /// Cap every shown score at the one before it.
+    pub monotone_scores: bool,
+}
+
+impl Default for RankConfig {
+    fn default() -> Self {
+        RankConfig {
+            typos: true,
+            units: true,
+            page_union: 0.5,
+            coverage_power: 2.0,
+            inlink_weight: 0.08,
+            dense_agent_docs: 0.5,
+            dense_godot: 0.5,
+            dense_leapview: 0.5,
+            dense_adaptive: 2.0,
+            monotone_scores: true,
+        }
+    }
+}
 
 /// A filter on candidate sections: (source, section number) → keep?
 pub type SectionFilter<'a> = &'a dyn Fn(&LoadedSource, usize) -> bool;
@@ -73,6 +106,8 @@ pub struct PageHit {
     pub coverage: f64,
     /// What pages are ordered by.
     pub rank: f64,
+    /// Cosine of the page's best section to the query (dense retrieval), 0 without.
+    pub cosine: f32,
     /// The score shown to agents, in [0, 1]; non-increasing down a result list.
     pub score: f64,
 }
@@ -91,8 +126,12 @@ struct SourceQuery {
 }
 
 impl SourceQuery {
-    fn new(src: &LoadedSource, base: &[TermGroup]) -> SourceQuery {
-        let groups = src.index.correct(base);
+    fn new(src: &LoadedSource, base: &[TermGroup], typos: bool) -> SourceQuery {
+        let groups = if typos {
+            src.index.correct(base)
+        } else {
+            base.to_vec()
+        };
         let weights = group_weights(src, &groups);
         SourceQuery { groups, weights }
     }
@@ -160,7 +199,7 @@ impl Library {
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let q = SourceQuery::new(src, base);
+            let q = SourceQuery::new(src, base, self.rank.typos);
             // Units in BM25 order; a unit's score is its best part's.
             let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
             let mut seen: HashMap<usize, ()> = HashMap::new();
@@ -170,7 +209,11 @@ impl Library {
                         continue;
                     }
                 }
-                let unit = src.unit_of(sec);
+                let unit = if self.rank.units {
+                    src.unit_of(sec)
+                } else {
+                    sec..sec + 1
+                };
                 if seen.insert(unit.start, ()).is_some() {
                     continue;
                 }
@@ -199,10 +242,8 @@ impl Library {
             // Popularity prior: pages and sections the docs link to often are
             // the ones readers are sent to (Node.add_child over TreeItem.add_child).
             let links = src.section_inlinks[s.section] as f64;
-            let prior = 1.0 + tune("INLINK", INLINK_WEIGHT) * (1.0 + links).ln();
-            s.rank_score = rel.powf(tune("RELPOW", 1.0))
-                * (tune("COVBASE", 0.35) + s.coverage).powf(tune("COVPOW", 2.0))
-                * prior;
+            let prior = 1.0 + self.rank.inlink_weight * (1.0 + links).ln();
+            s.rank_score = rel * (0.35 + s.coverage).powf(self.rank.coverage_power) * prior;
         }
         out.sort_by(|a, b| {
             b.rank_score
@@ -214,15 +255,19 @@ impl Library {
     }
 
     /// Pages ranked by their best unit and what their units cover together,
-    /// each with its matching units, scored (see [`assign_scores`]).
+    /// each with its matching units, scored (see [`assign_scores`]). With a
+    /// model and `dense_weight > 0`, the lexical ranking is fused with the
+    /// pages nearest to the query in meaning (see [`Library::fuse_dense`]).
     pub fn rank_pages(
         &self,
         sources: &[usize],
         query: &str,
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
+        dense_weight: f64,
     ) -> Vec<PageHit> {
-        let (units, queries) = self.rank_units(sources, &Self::query_of(query), keep, want_pages);
+        let base = Self::query_of(query);
+        let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages);
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
         for s in units {
@@ -237,6 +282,7 @@ impl Library {
                         sections: vec![s],
                         coverage: 0.0,
                         rank: 0.0,
+                        cosine: 0.0,
                         score: 0.0,
                     });
                 }
@@ -250,13 +296,126 @@ impl Library {
                 .unwrap_or(0.0);
             let best = h.best();
             let gain = (h.coverage - best.coverage).max(0.0);
-            h.rank = best.rank_score * (1.0 + tune("UNION", PAGE_UNION_WEIGHT) * gain);
+            h.rank = best.rank_score * (1.0 + self.rank.page_union * gain);
         }
         sort_hits(&mut hits, |h| h.rank);
-        assign_scores(&mut hits);
+        if dense_weight > 0.0 {
+            if let Some(model) = &self.model {
+                let qv = model.embed(query);
+                self.fuse_dense(
+                    &mut hits,
+                    sources,
+                    &base,
+                    &qv,
+                    keep,
+                    want_pages,
+                    dense_weight,
+                    &mut queries,
+                );
+            }
+        }
+        assign_scores(&mut hits, self.rank.monotone_scores);
         hits
     }
+
+    /// Weighted reciprocal-rank fusion of the lexical page ranking with the
+    /// dense one (pages by their best section's cosine to the query `qv`).
+    /// Rank fusion rather than score mixing because BM25 and cosine live on
+    /// unrelated scales that shift from query to query; ranks do not. Pages
+    /// only the dense side found join with their best section as the hit.
+    #[allow(clippy::too_many_arguments)]
+    fn fuse_dense(
+        &self,
+        hits: &mut Vec<PageHit>,
+        sources: &[usize],
+        base: &[TermGroup],
+        qv: &[f32],
+        keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
+        weight: f64,
+        queries: &mut HashMap<usize, SourceQuery>,
+    ) {
+        let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
+        let mut dense: Vec<(f32, usize, usize)> = Vec::new();
+        for &si in sources {
+            let src = &self.sources[si];
+            let Some(v) = &src.vectors else { continue };
+            for (cos, sec) in v.top_k(qv, k, |sec| keep.map(|f| f(src, sec)).unwrap_or(true)) {
+                dense.push((cos, si, sec));
+            }
+        }
+        if dense.is_empty() {
+            return;
+        }
+        dense.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut slot: HashMap<(usize, usize), usize> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| ((h.source, h.page), i))
+            .collect();
+        let lexical = hits.len();
+        let mut dense_rank: Vec<Option<usize>> = vec![None; hits.len()];
+        let mut next = 0usize;
+        for (cos, si, sec) in dense {
+            let src = &self.sources[si];
+            let page = src.section_page[sec];
+            let i = match slot.get(&(si, page)) {
+                Some(&i) => i,
+                None => {
+                    let q = queries
+                        .entry(si)
+                        .or_insert_with(|| SourceQuery::new(src, base, self.rank.typos));
+                    let unit = src.unit_of(sec);
+                    let mask = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])[0];
+                    slot.insert((si, page), hits.len());
+                    hits.push(PageHit {
+                        source: si,
+                        page,
+                        sections: vec![Scored {
+                            source: si,
+                            section: sec,
+                            bm25: 0.0,
+                            coverage: q.coverage(mask),
+                            mask,
+                            rank_score: 0.0,
+                        }],
+                        coverage: q.coverage(mask),
+                        rank: 0.0,
+                        cosine: 0.0,
+                        score: 0.0,
+                    });
+                    dense_rank.push(None);
+                    hits.len() - 1
+                }
+            };
+            if dense_rank[i].is_none() {
+                dense_rank[i] = Some(next);
+                hits[i].cosine = cos;
+                next += 1;
+            }
+        }
+        // Dense retrieval pays where the query's words are not the docs'
+        // words: the less of the query the best lexical page covers, the
+        // more the dense side counts.
+        let top_cov = hits
+            .first()
+            .filter(|_| lexical > 0)
+            .map(|h| h.coverage)
+            .unwrap_or(0.0);
+        let weight = weight * (1.0 - top_cov).max(0.0).powf(self.rank.dense_adaptive);
+        let rrf = |r: Option<usize>| r.map(|r| 1.0 / (RRF_K + r as f64 + 1.0)).unwrap_or(0.0);
+        for (i, h) in hits.iter_mut().enumerate() {
+            let lex = (i < lexical).then_some(i);
+            h.rank = (1.0 - weight) * rrf(lex) + weight * rrf(dense_rank[i]);
+        }
+        sort_hits(hits, |h| h.rank);
+    }
 }
+
+/// Sections taken from the dense side per query (at least).
+const DENSE_CANDIDATES: usize = 100;
+/// The k of reciprocal-rank fusion: how fast a rank's contribution decays.
+const RRF_K: f64 = 20.0;
 
 /// Order hits by `key`, best first (ties by source and page, so the order is stable).
 pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
@@ -272,11 +431,11 @@ pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
 /// never above the score of the hit ranked before it. An agent reading the
 /// list top-down thus never sees a lower-ranked hit claim more confidence,
 /// and the first hit's score keeps its meaning (under 0.5: probably not covered).
-pub fn assign_scores(hits: &mut [PageHit]) {
+pub fn assign_scores(hits: &mut [PageHit], monotone: bool) {
     let mut cap = 1.0f64;
     for h in hits {
         let own = calibrate(h.best().coverage, h.best().bm25);
-        let s = round3(own.min(cap));
+        let s = round3(if monotone { own.min(cap) } else { own });
         h.score = s;
         cap = s;
     }
@@ -360,7 +519,7 @@ fn group_weights(src: &LoadedSource, groups: &[TermGroup]) -> Vec<f64> {
 /// BM25 match lifts it a little. Under 0.5 means the rarest words are missing.
 pub fn calibrate(coverage: f64, bm25: f32) -> f64 {
     let strength = (bm25 as f64 / (bm25 as f64 + 8.0)).clamp(0.0, 1.0);
-    (coverage.powf(1.5) * (0.8 + 0.2 * strength)).clamp(0.0, 1.0)
+    (coverage.powf(1.75) * (0.8 + 0.2 * strength)).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]
@@ -406,6 +565,7 @@ mod tests {
             counts: Counts::default(),
             files: Default::default(),
             content_sha256: String::new(),
+            embedding: None,
         };
         Library {
             sources: vec![LoadedSource::new(manifest, pages, sections)],
@@ -433,7 +593,7 @@ mod tests {
                 sec(C, "Volume", "v", "Audio buses mix volume.", 0),
             ],
         );
-        let hits = lib.rank_pages(&[0], "paralax backround", None, 5);
+        let hits = lib.rank_pages(&[0], "paralax backround", None, 5, 0.0);
         assert!(!hits.is_empty(), "a misspelled query found nothing");
         assert!(hits.iter().all(|h| h.page != 2), "unrelated page matched");
         let groups = lib.sources[0]
@@ -447,7 +607,7 @@ mod tests {
             .correct(&query_groups("parallax volum sky"));
         assert!(!groups[0].corrected && !groups[2].corrected, "{groups:?}");
         // Corrected words count for less than the real ones.
-        let exact = lib.rank_pages(&[0], "parallax background", None, 5);
+        let exact = lib.rank_pages(&[0], "parallax background", None, 5, 0.0);
         assert!(
             exact[0].score > hits[0].score,
             "{} vs {}",
@@ -480,7 +640,7 @@ mod tests {
             "the two parts answered separately: {units:?}"
         );
         assert!((from_a[0].coverage - 1.0).abs() < 1e-9, "{:?}", from_a[0]);
-        let pages = lib.rank_pages(&[0], "signal orphan children", None, 5);
+        let pages = lib.rank_pages(&[0], "signal orphan children", None, 5, 0.0);
         assert_eq!(pages[0].page, 0, "{pages:?}");
     }
 
@@ -501,7 +661,7 @@ mod tests {
             ],
         );
         for q in ["tween easing timer", "tween", "timer node easing curves"] {
-            let hits = lib.rank_pages(&[0], q, None, 5);
+            let hits = lib.rank_pages(&[0], q, None, 5, 0.0);
             assert!(hits.len() >= 2, "{q}: {hits:?}");
             for w in hits.windows(2) {
                 assert!(

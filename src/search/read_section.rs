@@ -679,6 +679,7 @@ mod tests {
             counts: Counts::default(),
             files: Default::default(),
             content_sha256: String::new(),
+            embedding: None,
         };
         Library {
             sources: vec![LoadedSource::new(manifest, vec![page, flat], sections)],

@@ -147,7 +147,8 @@ pub fn reload_once(
             tracing::warn!("reload: skipped {s}");
         }
     }
-    let (mut lib, warnings) = Library::load_dir(&opts.dir).map_err(|e| e.to_string())?;
+    let (mut lib, warnings) =
+        Library::load_dir_with(&opts.dir, current.model.clone()).map_err(|e| e.to_string())?;
     for w in warnings {
         tracing::warn!("reload: {w}");
     }
@@ -155,6 +156,7 @@ pub fn reload_once(
         return Err("no complete artifact; keeping the loaded library".into());
     }
     lib.leapview_version = opts.leapview_version.clone();
+    lib.rank = current.rank.clone();
     let ids = loaded_ids(&lib);
     if ids == loaded_ids(&current) {
         return Ok(false);

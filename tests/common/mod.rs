@@ -203,3 +203,29 @@ pub fn only_artifact(out: &Path, source: &str, version: &str) -> PathBuf {
     snaps.sort();
     snaps.pop().expect("an artifact")
 }
+
+/// The embedding teacher (all-MiniLM-L6-v2) for dense-retrieval tests:
+/// `$DOCSNAP_TEST_BERT`, else `scripts/fetch-model.sh`'s cache. `None` when
+/// it is not on this machine — except under CI (`$CI` set), where
+/// `scripts/test.sh` fetches it and its absence is a failure, not a skip.
+pub fn teacher_dir() -> Option<PathBuf> {
+    let p = std::env::var_os("DOCSNAP_TEST_BERT")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let cache = std::env::var_os("DOCSNAP_CACHE")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/docsnap"))
+                })?;
+            Some(cache.join("all-minilm-l6-v2"))
+        })?;
+    if p.join("model.safetensors").is_file() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "no embedding teacher at {} under CI: scripts/test.sh fetches it",
+        p.display()
+    );
+    None
+}

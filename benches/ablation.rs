@@ -1,0 +1,217 @@
+//! Search quality with each ranking lever turned off in turn: the table in
+//! BENCHMARKS.md that the defaults of [`RankConfig`] are argued from.
+//!
+//! Runs every query of `DOCSNAP_QUERIES` (default
+//! `../shared/eval/dev-queries.jsonl`) in process through the same tool calls
+//! the server answers, over the artifacts in `DOCSNAP_ARTIFACTS` (default
+//! `snapshots`), with the model of `DOCSNAP_MODEL` when set. Scoring follows
+//! `mcp_eval.py`: page-level, hit@5 and MRR@10 per family and for the hard
+//! (`hd-*`) questions, unanswerable `search_docs` questions under 0.5, and
+//! result lists whose scores rise somewhere. `mcp_eval.py` stays the
+//! reference; this exists to compare settings in one run.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use docsnap::search::rank::RankConfig;
+use docsnap::search::Library;
+use docsnap::serve::tools::{ToolFamily, ToolRegistry};
+use docsnap::util::canonical_page_key;
+use serde_json::Value;
+
+struct Query {
+    id: String,
+    family: String,
+    tool: String,
+    args: serde_json::Map<String, Value>,
+    expect: Vec<String>,
+    answerable: bool,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    n: f64,
+    hit5: f64,
+    rr: f64,
+}
+
+fn main() {
+    let dir = std::env::var("DOCSNAP_ARTIFACTS").unwrap_or_else(|_| "snapshots".into());
+    let queries = std::env::var("DOCSNAP_QUERIES")
+        .unwrap_or_else(|_| "../shared/eval/dev-queries.jsonl".into());
+    let model = std::env::var("DOCSNAP_MODEL").ok().map(|m| {
+        Arc::new(
+            docsnap::embed::StaticModel::load(std::path::Path::new(&m))
+                .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}")),
+        )
+    });
+    let (mut lib, warnings) = Library::load_dir_with(std::path::Path::new(&dir), model.clone())
+        .unwrap_or_else(|e| panic!("loading {dir}: {e}"));
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    let qs: Vec<Query> = std::fs::read_to_string(&queries)
+        .unwrap_or_else(|e| panic!("{queries}: {e}"))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("query line is JSON");
+            Query {
+                id: v["id"].as_str().unwrap_or_default().into(),
+                family: v["family"].as_str().unwrap_or_default().into(),
+                tool: v["tool"].as_str().unwrap_or_default().into(),
+                args: v["args"].as_object().cloned().unwrap_or_default(),
+                expect: v["expect"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|u| u.as_str())
+                            .map(canonical_page_key)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                answerable: v["answerable"].as_bool().unwrap_or(true),
+            }
+        })
+        .collect();
+    let reg = ToolRegistry::new(ToolFamily::ALL);
+    let shipped = RankConfig::default();
+    let lexical = RankConfig {
+        dense_agent_docs: 0.0,
+        dense_godot: 0.0,
+        dense_leapview: 0.0,
+        ..shipped.clone()
+    };
+    let mut variants: Vec<(&str, RankConfig)> = vec![
+        ("shipped defaults", shipped.clone()),
+        ("lexical only (no dense)", lexical.clone()),
+        (
+            "lexical, no typo tolerance",
+            RankConfig {
+                typos: false,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, split sections not units",
+            RankConfig {
+                units: false,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, no page union",
+            RankConfig {
+                page_union: 0.0,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, coverage power 1",
+            RankConfig {
+                coverage_power: 1.0,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, no link prior",
+            RankConfig {
+                inlink_weight: 0.0,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, scores not capped",
+            RankConfig {
+                monotone_scores: false,
+                ..lexical.clone()
+            },
+        ),
+    ];
+    if model.is_some() {
+        variants.push((
+            "dense weight fixed (not adaptive)",
+            RankConfig {
+                dense_adaptive: 0.0,
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
+            "dense only",
+            RankConfig {
+                dense_agent_docs: 1.0,
+                dense_godot: 1.0,
+                dense_leapview: 1.0,
+                dense_adaptive: 0.0,
+                ..shipped.clone()
+            },
+        ));
+    }
+    println!("| setting | agent-docs | godot | leapview | agent-docs hard | godot hard | leapview hard | unanswerable < 0.5 | unordered | mean ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, cfg) in variants {
+        lib.rank = cfg;
+        let mut fam: std::collections::BTreeMap<String, Tally> = Default::default();
+        let (mut un_n, mut un_low, mut unordered) = (0, 0, 0);
+        let t0 = Instant::now();
+        for q in &qs {
+            let r = reg
+                .call(&lib, &q.tool, Some(q.args.clone()))
+                .expect("known tool");
+            let v = r.structured_content.clone().unwrap_or(Value::Null);
+            let list = ["passages", "hits", "matches"]
+                .iter()
+                .find_map(|k| v[*k].as_array().cloned())
+                .unwrap_or_default();
+            let scores: Vec<f64> = list.iter().filter_map(|x| x["score"].as_f64()).collect();
+            if scores.windows(2).any(|w| w[1] > w[0]) {
+                unordered += 1;
+            }
+            if !q.answerable {
+                un_n += 1;
+                if scores.first().map(|&s| s < 0.5).unwrap_or(true) {
+                    un_low += 1;
+                }
+                continue;
+            }
+            let mut pages: Vec<String> = Vec::new();
+            for x in &list {
+                let u = x["url"].as_str().or(x["uri"].as_str()).unwrap_or_default();
+                let k = canonical_page_key(u);
+                if !pages.contains(&k) {
+                    pages.push(k);
+                }
+            }
+            let rank = pages.iter().take(10).position(|p| q.expect.contains(p));
+            let mut add = |key: String| {
+                let t = fam.entry(key).or_default();
+                t.n += 1.0;
+                if let Some(r) = rank {
+                    t.rr += 1.0 / (r as f64 + 1.0);
+                    if r < 5 {
+                        t.hit5 += 1.0;
+                    }
+                }
+            };
+            add(q.family.clone());
+            if q.id.starts_with("hd-") {
+                add(format!("{} hard", q.family));
+            }
+        }
+        let ms = t0.elapsed().as_secs_f64() * 1e3 / qs.len() as f64;
+        let cell = |k: &str| {
+            fam.get(k)
+                .map(|t| format!("{:.3} / {:.3}", t.hit5 / t.n, t.rr / t.n))
+                .unwrap_or_else(|| "–".into())
+        };
+        println!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {un_low}/{un_n} | {unordered} | {ms:.2} |",
+            cell("agent-docs"),
+            cell("godot"),
+            cell("leapview"),
+            cell("agent-docs hard"),
+            cell("godot hard"),
+            cell("leapview hard"),
+        );
+    }
+}

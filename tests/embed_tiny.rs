@@ -1,0 +1,209 @@
+//! The whole distillation pipeline on a tiny random BERT made here (no real
+//! model needed): files, sizes, zero rows for special tokens, load checks, and
+//! the errors for a wrong tensor shape and corrupted vectors.
+
+use std::fs;
+use std::path::Path;
+
+use candle_core::{DType, Device};
+use candle_nn::{VarBuilder, VarMap};
+use candle_transformers::models::bert::{BertModel, Config};
+use docsnap::embed::{distill, DistillOptions, StaticModel, Weighting};
+use serde_json::json;
+
+const VOCAB: &[&str] = &[
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "[unused0]",
+    "[unused1]",
+    "the",
+    "a",
+    "node",
+    "signal",
+    "audio",
+    "play",
+    "sound",
+    "label",
+    "text",
+    "jump",
+    "##s",
+    "##ing",
+    "file",
+];
+
+fn config(hidden: usize) -> serde_json::Value {
+    json!({
+        "vocab_size": VOCAB.len(), "hidden_size": hidden, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "intermediate_size": 16, "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1, "max_position_embeddings": 16, "type_vocab_size": 2,
+        "initializer_range": 0.02, "layer_norm_eps": 1e-12, "pad_token_id": 0,
+        "model_type": "bert"
+    })
+}
+
+fn tokenizer_json() -> serde_json::Value {
+    let special = |id: usize| {
+        json!({"id": id, "content": VOCAB[id], "single_word": false, "lstrip": false,
+               "rstrip": false, "normalized": false, "special": true})
+    };
+    let vocab: serde_json::Map<String, serde_json::Value> = VOCAB
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.to_string(), json!(i)))
+        .collect();
+    json!({
+        "version": "1.0",
+        "truncation": {"max_length": 8, "strategy": "LongestFirst", "stride": 0},
+        "padding": {"strategy": {"Fixed": 8}, "direction": "Right", "pad_to_multiple_of": null,
+                    "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"},
+        "added_tokens": [special(0), special(1), special(2), special(3), special(4)],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                       "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                     {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 1}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+            "special_tokens": {
+                "[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}
+            }
+        },
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": vocab}
+    })
+}
+
+/// A teacher directory whose weights have `weights_hidden` dims and whose
+/// config.json claims `config_hidden`.
+fn make_teacher(dir: &Path, config_hidden: usize, weights_hidden: usize) {
+    let varmap = VarMap::new();
+    let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
+    let cfg: Config = serde_json::from_value(config(weights_hidden)).unwrap();
+    BertModel::load(vb, &cfg).unwrap();
+    varmap.save(dir.join("model.safetensors")).unwrap();
+    fs::write(dir.join("config.json"), config(config_hidden).to_string()).unwrap();
+    fs::write(dir.join("tokenizer.json"), tokenizer_json().to_string()).unwrap();
+}
+
+#[test]
+fn tiny_teacher_distills_and_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let teacher = tmp.path().join("tiny-bert");
+    fs::create_dir(&teacher).unwrap();
+    make_teacher(&teacher, 8, 8);
+    let out = tmp.path().join("static");
+    let opts = DistillOptions {
+        dims: 4,
+        batch_size: 3, // several batches, the last one partial
+        weighting: Weighting::Zipf,
+        name: None,
+    };
+    let info = distill(&teacher, &out, &opts).unwrap();
+    assert_eq!(info.name, "static-tiny-bert-4");
+    assert_eq!(info.method, "model2vec-static");
+    assert_eq!(info.dims, 4);
+    assert_eq!(info.vocab_size, VOCAB.len());
+    assert_eq!(info.weighting, "zipf-log1p-rank");
+    let w = fs::read(teacher.join("model.safetensors")).unwrap();
+    assert_eq!(info.teacher_sha256, docsnap::util::sha256_hex(&w));
+
+    let vectors = fs::read(out.join("vectors.f16")).unwrap();
+    assert_eq!(vectors.len(), VOCAB.len() * 4 * 2);
+    assert_eq!(info.vectors_sha256, docsnap::util::sha256_hex(&vectors));
+    for (id, tok) in VOCAB.iter().enumerate() {
+        let row = &vectors[id * 8..(id + 1) * 8];
+        let zero = row.iter().all(|&b| b == 0);
+        assert_eq!(zero, tok.starts_with('['), "token {tok}");
+    }
+    assert_eq!(
+        fs::read(out.join("tokenizer.json")).unwrap(),
+        fs::read(teacher.join("tokenizer.json")).unwrap()
+    );
+    // Only the model directory next to the teacher: no temp dirs left.
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 2);
+
+    let model = StaticModel::load(&out).unwrap();
+    assert_eq!(model.identity().vectors_sha256, info.vectors_sha256);
+    let v = model.embed("Play the sounds");
+    let n: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((n - 1.0).abs() < 1e-5, "norm {n}");
+    // The tokenizer file pads to 8 and truncates at 8; loading switches both off,
+    // so a 9-token text differs from its first 8 tokens.
+    let long = "play the sound the audio the label the file";
+    let cut = "play the sound the audio the label the";
+    assert_ne!(model.embed(long), model.embed(cut));
+    let capped = StaticModel::load(&out).unwrap().with_max_tokens(8);
+    assert_eq!(capped.embed(long), capped.embed(cut));
+    assert!(model.embed("[PAD] [CLS]").iter().all(|&x| x == 0.0));
+
+    // Distilling again replaces the directory whole.
+    let again = distill(&teacher, &out, &opts).unwrap();
+    assert_eq!(again.vectors_sha256, info.vectors_sha256, "deterministic");
+
+    // A flipped byte in the vectors is caught at load, naming the file.
+    let mut bad = vectors.clone();
+    bad[8 * 9] ^= 1;
+    fs::write(out.join("vectors.f16"), &bad).unwrap();
+    let err = StaticModel::load(&out).unwrap_err().to_string();
+    assert!(
+        err.contains("vectors.f16") && err.contains("sha256"),
+        "{err}"
+    );
+    bad.truncate(10);
+    fs::write(out.join("vectors.f16"), &bad).unwrap();
+    let err = StaticModel::load(&out).unwrap_err().to_string();
+    assert!(
+        err.contains("vectors.f16") && err.contains("10 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_tensor_shape_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let teacher = tmp.path().join("bad-bert");
+    fs::create_dir(&teacher).unwrap();
+    make_teacher(&teacher, 8, 6);
+    let out = tmp.path().join("static");
+    let err = distill(
+        &teacher,
+        &out,
+        &DistillOptions {
+            dims: 4,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(err.contains("shape"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn too_many_dims_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    make_teacher(tmp.path(), 8, 8);
+    let err = distill(
+        tmp.path(),
+        &tmp.path().join("o"),
+        &DistillOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("config.json") && err.contains("256 dims"),
+        "{err}"
+    );
+}
