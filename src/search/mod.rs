@@ -382,3 +382,25 @@ pub(crate) fn strip_heading_line(text: &str) -> &str {
 pub(crate) fn flatten_whitespace(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// A library of one source made from records in memory (unit tests).
+#[cfg(test)]
+pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library {
+    let manifest = Manifest {
+        schema_version: 1,
+        tool_version: "t".into(),
+        source: "s".into(),
+        product: "p".into(),
+        version: "v".into(),
+        snapshot_id: "id".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        counts: Default::default(),
+        files: Default::default(),
+        content_sha256: String::new(),
+        embedding: None,
+    };
+    Library {
+        sources: vec![LoadedSource::new(manifest, pages, sections)],
+        ..Default::default()
+    }
+}

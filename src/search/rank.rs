@@ -525,7 +525,7 @@ pub fn calibrate(coverage: f64, bm25: f32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Counts, Manifest, Page, Section};
+    use crate::model::{Page, Section};
 
     fn page(url: &str, title: &str) -> Page {
         Page {
@@ -554,23 +554,7 @@ mod tests {
 
     /// Pages sorted by URL, sections grouped by page in page order.
     fn library(pages: Vec<Page>, sections: Vec<Section>) -> Library {
-        let manifest = Manifest {
-            schema_version: 1,
-            tool_version: "t".into(),
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            snapshot_id: "id".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
-            counts: Counts::default(),
-            files: Default::default(),
-            content_sha256: String::new(),
-            embedding: None,
-        };
-        Library {
-            sources: vec![LoadedSource::new(manifest, pages, sections)],
-            ..Default::default()
-        }
+        crate::search::test_library(pages, sections)
     }
 
     const A: &str = "https://d.example/a";

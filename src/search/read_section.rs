@@ -567,7 +567,7 @@ fn unknown_url(lib: &Library, url: &str) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Counts, Manifest, Page};
+    use crate::model::Page;
     use crate::search::LoadedSource;
 
     fn sec(url: &str, path: &[&str], level: u8, anchor: &str, text: &str, part: u32) -> Section {
@@ -668,23 +668,7 @@ mod tests {
             ),
         ];
         sections.push(sec(&flat.url, &["Flat"], 1, "", "Just text.", 0));
-        let manifest = Manifest {
-            schema_version: 1,
-            tool_version: "t".into(),
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            snapshot_id: "id".into(),
-            created_at: "2026-01-01T00:00:00Z".into(),
-            counts: Counts::default(),
-            files: Default::default(),
-            content_sha256: String::new(),
-            embedding: None,
-        };
-        Library {
-            sources: vec![LoadedSource::new(manifest, vec![page, flat], sections)],
-            ..Default::default()
-        }
+        crate::search::test_library(vec![page, flat], sections)
     }
 
     fn args(url: &str, heading: Option<&str>) -> ReadSectionArgs {
