@@ -39,12 +39,15 @@ fn main() {
     let dir = std::env::var("DOCSNAP_ARTIFACTS").unwrap_or_else(|_| "snapshots".into());
     let queries = std::env::var("DOCSNAP_QUERIES")
         .unwrap_or_else(|_| "../shared/eval/dev-queries.jsonl".into());
-    let model = std::env::var("DOCSNAP_MODEL").ok().map(|m| {
-        Arc::new(
-            docsnap::embed::StaticModel::load(std::path::Path::new(&m))
-                .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}")),
-        )
-    });
+    let model = std::env::var("DOCSNAP_MODEL")
+        .ok()
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            Arc::new(
+                docsnap::embed::StaticModel::load(std::path::Path::new(&m))
+                    .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}")),
+            )
+        });
     let (mut lib, warnings) = Library::load_dir_with(std::path::Path::new(&dir), model.clone())
         .unwrap_or_else(|e| panic!("loading {dir}: {e}"));
     for w in warnings {
