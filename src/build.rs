@@ -39,6 +39,8 @@ pub struct BuildOptions {
     pub progress: BuildProgress,
     /// Embeds every section for dense retrieval when set.
     pub model: Option<Arc<crate::embed::StaticModel>>,
+    /// Write a new snapshot even when the content equals the previous one.
+    pub force: bool,
 }
 
 /// What one (source, version) build produced.
@@ -55,6 +57,9 @@ pub struct VersionReport {
     pub failures: Vec<String>,
     /// URLs that answered 404/410.
     pub broken: Vec<String>,
+    /// The content equals the previous snapshot's (same docsnap, same model):
+    /// `artifact` is that snapshot and nothing was indexed, embedded or written.
+    pub unchanged: bool,
 }
 
 /// Build failure of a whole (source, version).
@@ -202,6 +207,33 @@ pub async fn build_version(
         .map(|o| o.url.clone())
         .collect();
 
+    // Same content as the previous snapshot, made by this docsnap with this
+    // model: that snapshot is the answer. Nothing is re-indexed, re-embedded
+    // or written twice (`force` writes a new one anyway).
+    let embedding_now = opts.model.as_deref().map(crate::embed::embedding_info);
+    if let Some(p) = prev.as_ref().filter(|_| !opts.force) {
+        let same = p.manifest.schema_version == crate::model::SCHEMA_VERSION
+            && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
+            && p.manifest.embedding == embedding_now
+            && p.manifest.content_sha256 == artifact::content_sha256(&pages);
+        if same && !pages.is_empty() && failures.len() <= opts.allow_failures {
+            if let Ok(j) = Arc::try_unwrap(journal) {
+                let _ = j.remove();
+            }
+            return Ok(VersionReport {
+                source: source.id.clone(),
+                version: version.label.clone(),
+                artifact: Some(p.dir.clone()),
+                pages: pages.len(),
+                sections: sections.len(),
+                stats: crawled.stats,
+                warnings,
+                failures,
+                broken,
+                unchanged: true,
+            });
+        }
+    }
     classes.sort_by(|a, b| a.url.cmp(&b.url));
     classes.dedup_by(|a, b| a.url == b.url);
     let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
@@ -214,7 +246,7 @@ pub async fn build_version(
             let bytes = crate::embed::embed_sections(m, &pages, &sections)
                 .map_err(|e| BuildError::Other(e.to_string()))?;
             extras.push((crate::embed::VECTORS_FILE, bytes));
-            Some(crate::embed::embedding_info(m))
+            embedding_now.clone()
         }
         None => None,
     };
@@ -252,6 +284,7 @@ pub async fn build_version(
         warnings,
         failures,
         broken,
+        unchanged: false,
     })
 }
 

@@ -55,6 +55,10 @@ enum Cmd {
         /// Pages that may fail after their retries before the build fails.
         #[arg(long, default_value_t = 0)]
         allow_failures: usize,
+        /// Write a new snapshot even when nothing changed (by default an
+        /// unchanged version keeps its previous snapshot and says so).
+        #[arg(long)]
+        force: bool,
     },
     /// Serve the newest artifacts over MCP (stdio or Streamable HTTP).
     Serve {
@@ -224,6 +228,7 @@ fn run(cli: Cli) -> Result<i32> {
             rate,
             concurrency,
             allow_failures,
+            force,
         } => {
             let cfg = Config::load(&cli.config)?;
             let mirror = parse_mirror(mirror)?;
@@ -238,6 +243,7 @@ fn run(cli: Cli) -> Result<i32> {
                 concurrency,
                 allow_failures,
                 model,
+                force,
             )
         }
         Cmd::Serve {
@@ -404,6 +410,7 @@ fn run(cli: Cli) -> Result<i32> {
                     allow_failures: 0,
                     progress: docsnap::rebuild::log_progress(),
                     model: load_model(cli.model.as_deref())?,
+                    force: false,
                 },
                 publish_to,
                 keep: keep.map(|k| k as usize),
@@ -577,6 +584,7 @@ fn run_build(
     concurrency: Option<u32>,
     allow_failures: usize,
     model: Option<Arc<docsnap::embed::StaticModel>>,
+    force: bool,
 ) -> Result<i32> {
     let tty = std::io::stderr().is_terminal();
     let bar = if tty {
@@ -610,6 +618,7 @@ fn run_build(
         allow_failures,
         progress,
         model,
+        force,
     };
     let rt = runtime()?;
     let mut total_failures = 0usize;
@@ -672,10 +681,11 @@ fn run_build(
             r.stats.skipped_scope,
             r.stats.skipped_robots,
             r.stats.resumed,
-            r.artifact
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "(none written)".into())
+            match (&r.artifact, r.unchanged) {
+                (Some(p), true) => format!("unchanged: {}", p.display()),
+                (Some(p), false) => p.display().to_string(),
+                (None, _) => "(none written)".into(),
+            }
         );
     }
     if trouble {
