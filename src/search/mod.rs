@@ -341,19 +341,60 @@ impl Library {
             ..Library::default()
         };
         let mut warnings = Vec::new();
-        for group in crate::artifact::artifacts_by_version(root)? {
+        // Versions load in parallel (verifying and parsing dominate start-up);
+        // within a version, the newest verified artifact wins, older ones are
+        // tried in order only when a newer one fails.
+        let groups = crate::artifact::artifacts_by_version(root)?;
+        let load_group = |group: &Vec<std::path::PathBuf>| {
+            let mut warnings = Vec::new();
             for dir in group {
-                match LoadedSource::open(&dir) {
+                match LoadedSource::open(dir) {
                     Ok(mut s) => {
-                        if let Some(w) = s.attach_vectors(&dir, model.as_deref()) {
-                            warnings.push(w);
-                        }
-                        lib.sources.push(s);
-                        break;
+                        warnings.extend(s.attach_vectors(dir, model.as_deref()));
+                        return (Some(s), warnings);
                     }
                     Err(e) => warnings.push(format!("skipped {}: {e}", dir.display())),
                 }
             }
+            (None, warnings)
+        };
+        // As many workers as cores, largest artifacts first so the last one
+        // to finish is a small one.
+        let size = |g: &Vec<std::path::PathBuf>| {
+            g.first()
+                .and_then(|d| std::fs::metadata(d.join("sections.jsonl")).ok())
+                .map(|m| m.len())
+                .unwrap_or(0)
+        };
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(size(&groups[i])));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, groups.len().max(1));
+        let mut slots: Vec<Option<(Option<LoadedSource>, Vec<String>)>> =
+            (0..groups.len()).map(|_| None).collect();
+        let results = std::sync::Mutex::new(&mut slots);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else { break };
+                    let r = load_group(&groups[i]);
+                    if let Ok(mut g) = results.lock() {
+                        g[i] = Some(r);
+                    }
+                });
+            }
+        });
+        let loaded: Vec<(Option<LoadedSource>, Vec<String>)> = slots
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| (None, vec!["loading an artifact failed".into()])))
+            .collect();
+        for (source, w) in loaded {
+            warnings.extend(w);
+            lib.sources.extend(source);
         }
         Ok((lib, warnings))
     }
