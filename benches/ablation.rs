@@ -39,6 +39,12 @@ fn main() {
     let dir = std::env::var("DOCSNAP_ARTIFACTS").unwrap_or_else(|_| "snapshots".into());
     let queries = std::env::var("DOCSNAP_QUERIES")
         .unwrap_or_else(|_| "../shared/eval/dev-queries.jsonl".into());
+    if !std::path::Path::new(&dir).is_dir() {
+        // `cargo test --all-targets` runs benches once too; with nothing
+        // built there is nothing to measure.
+        eprintln!("no artifacts at {dir}: run `docsnap build` first (or set DOCSNAP_ARTIFACTS); nothing measured");
+        return;
+    }
     let model = std::env::var("DOCSNAP_MODEL")
         .ok()
         .filter(|m| !m.is_empty())

@@ -23,6 +23,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
+    if !std::path::Path::new(&dir).is_dir() {
+        // `cargo test --all-targets` runs benches once too; with nothing
+        // built there is nothing to measure.
+        eprintln!("no artifacts at {dir}: run `docsnap build` first (or set DOCSNAP_ARTIFACTS); nothing measured");
+        return;
+    }
     let t0 = Instant::now();
     let (lib, warnings) = Library::load_dir(std::path::Path::new(&dir))
         .unwrap_or_else(|e| panic!("loading {dir}: {e}"));

@@ -60,6 +60,19 @@ pub struct VersionReport {
     /// The content equals the previous snapshot's (same docsnap, same model):
     /// `artifact` is that snapshot and nothing was indexed, embedded or written.
     pub unchanged: bool,
+    /// Where the time went.
+    pub timings: StageTimings,
+}
+
+/// Wall time of a version's build by stage, in milliseconds. Normalize
+/// includes sectioning (they run together on all cores, page by page);
+/// write includes indexing (tantivy writes the index into the artifact).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct StageTimings {
+    pub crawl_ms: u64,
+    pub normalize_ms: u64,
+    pub embed_ms: u64,
+    pub write_ms: u64,
 }
 
 /// Build failure of a whole (source, version).
@@ -119,6 +132,11 @@ pub async fn build_version(
         crawl::journal::Journal::open(&journal_dir)
             .map_err(|e| BuildError::Other(format!("{}: {e}", journal_dir.display())))?,
     );
+    let slug = source.slug.unwrap_or(SlugStyle::Github);
+    // Pages are normalized as they arrive, on other threads, while the
+    // crawl waits on the network; what the crawl finally lists is the truth.
+    let early = EarlyNormalizer::start(source.clone(), slug);
+    let t_crawl = std::time::Instant::now();
     let crawled = crawl::crawl_version(
         source,
         version,
@@ -126,15 +144,23 @@ pub async fn build_version(
         &validators,
         Some(journal.clone()),
         progress,
+        Some(early.sink()),
     )
-    .await?;
+    .await;
+    let done_early = early.finish();
+    let crawled = crawled?;
 
-    let slug = source.slug.unwrap_or(SlugStyle::Github);
     let mut pages: Vec<Page> = Vec::new();
     let mut sections_by_url: HashMap<String, Vec<Section>> = HashMap::new();
     let mut classes: Vec<GodotClass> = Vec::new();
     let mut warnings = crawled.warnings.clone();
-    let normalized = normalize_all(source, slug, &crawled.pages);
+    let mut timings = StageTimings {
+        crawl_ms: ms(t_crawl),
+        ..Default::default()
+    };
+    let t_norm = std::time::Instant::now();
+    let normalized = normalize_all(source, slug, &crawled.pages, done_early);
+    timings.normalize_ms = ms(t_norm);
     for r in normalized {
         match r {
             Ok((page, secs, class)) => {
@@ -231,6 +257,7 @@ pub async fn build_version(
                 failures,
                 broken,
                 unchanged: true,
+                timings,
             });
         }
     }
@@ -241,6 +268,7 @@ pub async fn build_version(
     } else {
         vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
     };
+    let t_embed = std::time::Instant::now();
     let embedding = match &opts.model {
         Some(m) => {
             let bytes = crate::embed::embed_sections(m, &pages, &sections)
@@ -256,6 +284,8 @@ pub async fn build_version(
         version: version.label.clone(),
         embedding,
     };
+    timings.embed_ms = ms(t_embed);
+    let t_write = std::time::Instant::now();
     let dir = if pages.is_empty() || failures.len() > opts.allow_failures {
         None
     } else {
@@ -268,6 +298,7 @@ pub async fn build_version(
             &extras,
         )?)
     };
+    timings.write_ms = ms(t_write);
     if dir.is_some() {
         // The artifact holds everything the journal did.
         if let Ok(j) = Arc::try_unwrap(journal) {
@@ -285,27 +316,120 @@ pub async fn build_version(
         failures,
         broken,
         unchanged: false,
+        timings,
     })
 }
 
-/// Normalize and section every fetched page, on all cores.
+/// Milliseconds since `t`.
+fn ms(t: std::time::Instant) -> u64 {
+    t.elapsed().as_millis() as u64
+}
+
+/// Results of pages normalized during the crawl, by URL, with a hash of the
+/// body they were made from (a page is reused only for the very same body).
+type EarlyResults = HashMap<String, (u64, Result<Normalized, String>)>;
+
+fn body_hash(f: &FetchedPage) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    f.kind.hash(&mut h);
+    f.body.hash(&mut h);
+    f.title_hint.hash(&mut h);
+    f.description_hint.hash(&mut h);
+    f.path.hash(&mut h);
+    h.finish()
+}
+
+/// Worker threads that normalize pages handed to them by the crawl's sink.
+struct EarlyNormalizer {
+    tx: std::sync::mpsc::Sender<FetchedPage>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    results: Arc<std::sync::Mutex<EarlyResults>>,
+}
+
+impl EarlyNormalizer {
+    fn start(source: Source, slug: SlugStyle) -> EarlyNormalizer {
+        let (tx, rx) = std::sync::mpsc::channel::<FetchedPage>();
+        let rx = Arc::new(std::sync::Mutex::new(rx));
+        let source = Arc::new(source);
+        let results: Arc<std::sync::Mutex<EarlyResults>> = Arc::default();
+        let workers = (0..normalize_threads())
+            .map(|_| {
+                let (rx, source, results) = (rx.clone(), source.clone(), results.clone());
+                std::thread::spawn(move || loop {
+                    let next = match rx.lock() {
+                        Ok(r) => r.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(f) = next else { return };
+                    let r = normalize_one(&source, slug, &f);
+                    if let Ok(mut m) = results.lock() {
+                        m.insert(f.url.clone(), (body_hash(&f), r));
+                    }
+                })
+            })
+            .collect();
+        EarlyNormalizer {
+            tx,
+            workers,
+            results,
+        }
+    }
+
+    /// The crawl's sink: hands each accepted page to the workers.
+    fn sink(&self) -> crawl::PageSink {
+        let tx = std::sync::Mutex::new(self.tx.clone());
+        Arc::new(move |f: &FetchedPage| {
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send(f.clone());
+            }
+        })
+    }
+
+    /// Wait for the workers to drain what they were given.
+    fn finish(self) -> EarlyResults {
+        drop(self.tx);
+        for w in self.workers {
+            let _ = w.join();
+        }
+        Arc::try_unwrap(self.results)
+            .ok()
+            .and_then(|m| m.into_inner().ok())
+            .unwrap_or_default()
+    }
+}
+
+fn normalize_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8)
+}
+
+/// Normalize and section every fetched page, on all cores, taking the
+/// results already made during the crawl for pages whose body is the same.
 fn normalize_all(
     source: &Source,
     slug: SlugStyle,
     fetched: &[FetchedPage],
+    mut early: EarlyResults,
 ) -> Vec<Result<Normalized, String>> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(8);
-    let chunk = fetched.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = fetched
+    let mut out: Vec<Option<Result<Normalized, String>>> = fetched
+        .iter()
+        .map(|f| match early.remove(&f.url) {
+            Some((h, r)) if h == body_hash(f) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let todo: Vec<usize> = (0..fetched.len()).filter(|&i| out[i].is_none()).collect();
+    let chunk = todo.len().div_ceil(normalize_threads()).max(1);
+    let done: Vec<(usize, Result<Normalized, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = todo
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|f| normalize_one(source, slug, f))
+                        .map(|&i| (i, normalize_one(source, slug, &fetched[i])))
                         .collect::<Vec<_>>()
                 })
             })
@@ -314,7 +438,13 @@ fn normalize_all(
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
-    })
+    });
+    for (i, r) in done {
+        out[i] = Some(r);
+    }
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("normalizing a page panicked".into())))
+        .collect()
 }
 
 /// A normalized page, its sections, and its class record (Godot class reference).

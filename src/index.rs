@@ -308,7 +308,7 @@ fn fill(
     let (_, f) = schema();
     index.tokenizers().register(TOKENIZER, analyzer());
     let mut w = index
-        .writer_with_num_threads(1, 100_000_000)
+        .writer_with_num_threads(2, 100_000_000)
         .map_err(ierr("open writer"))?;
     for (i, s) in sections.iter().enumerate() {
         let p = &pages[page_of[i]];
@@ -450,9 +450,15 @@ const TWO_EDITS_LEN: usize = 8;
 
 impl Vocabulary {
     fn build(searcher: &Searcher, fields: &Fields) -> Vocabulary {
-        let mut df: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        // Document frequency per field, summed over segments; a word's
+        // frequency is its largest over the fields.
+        let mut per_field: std::collections::HashMap<String, [u32; 3]> =
+            std::collections::HashMap::new();
         for seg in searcher.segment_readers() {
-            for field in [fields.body, fields.title, fields.heading] {
+            for (fi, field) in [fields.body, fields.title, fields.heading]
+                .into_iter()
+                .enumerate()
+            {
                 let Ok(inv) = seg.inverted_index(field) else {
                     continue;
                 };
@@ -467,11 +473,13 @@ impl Vocabulary {
                         continue;
                     }
                     let n = stream.value().doc_freq;
-                    let e = df.entry(word.to_string()).or_insert(0);
-                    *e = (*e).max(n);
+                    per_field.entry(word.to_string()).or_insert([0; 3])[fi] += n;
                 }
             }
         }
+        let df = per_field
+            .into_iter()
+            .map(|(w, n)| (w, n.into_iter().max().unwrap_or(0)));
         let mut by_len: Vec<Vec<(Box<str>, u32)>> = Vec::new();
         for (w, n) in df {
             if n < 2 {

@@ -633,6 +633,16 @@ fn run_build(
             }
             match r {
                 Ok(rep) => {
+                    let t = &rep.timings;
+                    tracing::info!(
+                        "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms, index+write {} ms",
+                        rep.source,
+                        rep.version,
+                        t.crawl_ms,
+                        t.normalize_ms,
+                        t.embed_ms,
+                        t.write_ms
+                    );
                     for w in &rep.warnings {
                         tracing::warn!("{} {}: {w}", rep.source, rep.version);
                     }

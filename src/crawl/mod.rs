@@ -40,6 +40,11 @@ pub struct FetchedPage {
     pub last_modified: Option<String>,
 }
 
+/// Called with every page as the crawl accepts it, so later stages can start
+/// on it while the crawl waits on the network (the crawl's result still lists
+/// every page; a sink is only a head start).
+pub type PageSink = Arc<dyn Fn(&FetchedPage) + Send + Sync>;
+
 /// Everything the crawl of one version produced.
 #[derive(Debug, Default)]
 pub struct CrawlOutput {
@@ -110,6 +115,7 @@ pub async fn crawl_version(
     previous: &BTreeMap<String, Validators>,
     journal: Option<Arc<journal::Journal>>,
     progress: Progress,
+    sink: Option<PageSink>,
 ) -> Result<CrawlOutput, CrawlError> {
     let scope = Arc::new(ScopeCheck::new(version));
     let mut out = CrawlOutput::default();
@@ -273,6 +279,9 @@ pub async fn crawl_version(
         let got_page = matches!(&r, Ok(Ok(f)) if f.status == 200);
         if let (Some(page), false) = (&fallback, got_page) {
             // The announced alternate failed: the HTML page stands.
+            if let Some(f) = &sink {
+                f(page);
+            }
             out.pages.push(page.clone());
         }
         let r = match r {
@@ -397,6 +406,9 @@ pub async fn crawl_version(
                                 out.outcomes.push(o);
                                 continue;
                             }
+                        }
+                        if let Some(f) = &sink {
+                            f(&page);
                         }
                         out.pages.push(page);
                     }

@@ -31,7 +31,7 @@ pub enum Family {
 }
 
 /// What kind of body was fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BodyKind {
     Markdown,
