@@ -136,6 +136,27 @@ fn main() {
                 ..lexical.clone()
             },
         ),
+        (
+            "lexical, named product not boosted",
+            RankConfig {
+                named_product_boost: 1.0,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, named product ×1.5 (session 11)",
+            RankConfig {
+                named_product_boost: 1.5,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, named product ×6",
+            RankConfig {
+                named_product_boost: 6.0,
+                ..lexical.clone()
+            },
+        ),
     ];
     if model.is_some() {
         variants.push((

@@ -12,8 +12,6 @@ use super::{Library, ToolError};
 pub const CONCISE_CHARS: usize = 300;
 /// Characters of a passage in `detailed` form (about 800 tokens).
 pub const DETAILED_CHARS: usize = 3200;
-/// Rank factor for pages of a product the query names.
-const NAMED_PRODUCT_BOOST: f64 = 1.5;
 
 /// Products a query names: a word equal to a product id, or to the first part
 /// of a compound id (`claude` for `claude-code`).
@@ -81,7 +79,7 @@ impl Library {
                 let p = self.sources[h.source].manifest.product.as_str();
                 h.rank
                     * if named.contains(&p) {
-                        NAMED_PRODUCT_BOOST
+                        self.rank.named_product_boost
                     } else {
                         1.0
                     }

@@ -61,6 +61,9 @@ pub struct RankConfig {
     pub dense_adaptive: f64,
     /// Cap every shown score at the one before it.
     pub monotone_scores: bool,
+    /// `search_docs`: rank factor for pages of a product the query names
+    /// ("undo changes the Cursor agent made" is about Cursor).
+    pub named_product_boost: f64,
 }
 
 impl Default for RankConfig {
@@ -76,6 +79,7 @@ impl Default for RankConfig {
             dense_leapview: 0.5,
             dense_adaptive: 2.0,
             monotone_scores: true,
+            named_product_boost: 3.0,
         }
     }
 }
