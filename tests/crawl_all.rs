@@ -225,17 +225,9 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(1100)); // a new snapshot id (time-stamped)
-                                                     // Nothing changed: every version keeps its snapshot and says so.
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+
+    // Nothing changed: every version keeps its snapshot and says so.
+    let err = build_with(&mirror, out.path(), &[], &[]);
     assert_eq!(err.matches("unchanged: ").count(), want.len(), "{err}");
     for (s, v) in want.keys() {
         let n = std::fs::read_dir(out.path().join(s).join(v))
@@ -251,17 +243,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         assert_eq!(n, 1, "{s} {v}: a second snapshot of unchanged content");
     }
     // Forced, a new snapshot is written from conditional requests.
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--rate",
-        "0",
-        "--force",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_with(&mirror, out.path(), &[], &["--force"]);
     assert_sets(out.path(), &want);
     let (mut pages, mut not_modified) = (0usize, 0usize);
     for (s, v) in want.keys() {

@@ -18,25 +18,7 @@ fn s(p: &Path) -> &str {
 
 /// `docsnap build --source SOURCE` from `mirror` into `out`, unthrottled.
 fn build(mirror: &Mirror, source: &str, out: &Path) {
-    build_with(mirror, source, out, &[]);
-}
-
-fn build_with(mirror: &Mirror, source: &str, out: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "build",
-        "--source",
-        source,
-        "--mirror",
-        &mirror.url,
-        "--out",
-        s(out),
-        "--rate",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    let (code, _, err) = run_docsnap(&args);
-    assert_eq!(code, 0, "build {source} failed:\n{err}");
-    err
+    common::build_with(mirror, out, &[source], &[]);
 }
 
 /// Every artifact directory of out/source/version, oldest first.
@@ -114,13 +96,13 @@ fn leapview_builds_are_reproducible_and_the_diff_names_what_changed() {
     build(&mirror, "leapview", &out2);
     // A second build into out1 finds nothing changed: it keeps the snapshot
     // it has and says so, writing nothing.
-    let err = build_with(&mirror, "leapview", &out1, &[]);
+    let err = common::build_with(&mirror, &out1, &["leapview"], &[]);
     assert_eq!(err.matches("unchanged: ").count(), 2, "{err}");
     for v in ["3.1", "3.2"] {
         assert_eq!(artifacts_of(&out1, "leapview", v).len(), 1);
     }
     // Forced, it writes a new snapshot, incrementally (every page answers 304).
-    build_with(&mirror, "leapview", &out1, &["--force"]);
+    common::build_with(&mirror, &out1, &["leapview"], &["--force"]);
 
     // 1. Same content, same hash and the same bytes, fresh or incremental.
     for v in ["3.1", "3.2"] {

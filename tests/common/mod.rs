@@ -81,6 +81,13 @@ pub fn run_docsnap(args: &[&str]) -> (i32, String, String) {
 
 /// `docsnap build --mirror URL --out OUT --rate 0 [--source S]...`, which must succeed.
 pub fn build_from_mirror(mirror: &Mirror, out: &Path, sources: &[&str]) {
+    build_with(mirror, out, sources, &[]);
+}
+
+/// `docsnap build` of `sources` (all when empty) from the mirror into `out`,
+/// rate off, with `extra` arguments; asserts success and returns stderr
+/// (where the summary is).
+pub fn build_with(mirror: &Mirror, out: &Path, sources: &[&str], extra: &[&str]) -> String {
     let mut args = vec![
         "build".to_string(),
         "--mirror".into(),
@@ -94,9 +101,11 @@ pub fn build_from_mirror(mirror: &Mirror, out: &Path, sources: &[&str]) {
         args.push("--source".into());
         args.push(s.to_string());
     }
+    args.extend(extra.iter().map(|e| e.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = run_docsnap(&args);
     assert_eq!(code, 0, "docsnap {args:?} failed:\n{err}");
+    err
 }
 
 /// A JSON-RPC peer over a child process's stdin/stdout, one message a line.
