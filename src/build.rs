@@ -233,74 +233,62 @@ pub async fn build_version(
         .map(|o| o.url.clone())
         .collect();
 
+    // Nothing is written when too many pages failed (never a silently smaller
+    // snapshot) or nothing was found.
+    let writable = !pages.is_empty() && failures.len() <= opts.allow_failures;
     // Same content as the previous snapshot, made by this docsnap with this
     // model: that snapshot is the answer. Nothing is re-indexed, re-embedded
     // or written twice (`force` writes a new one anyway).
-    let embedding_now = opts.model.as_deref().map(crate::embed::embedding_info);
-    if let Some(p) = prev.as_ref().filter(|_| !opts.force) {
-        let same = p.manifest.schema_version == crate::model::SCHEMA_VERSION
-            && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
-            && p.manifest.embedding == embedding_now
-            && p.manifest.content_sha256 == artifact::content_sha256(&pages);
-        if same && !pages.is_empty() && failures.len() <= opts.allow_failures {
-            if let Ok(j) = Arc::try_unwrap(journal) {
-                let _ = j.remove();
-            }
-            return Ok(VersionReport {
-                source: source.id.clone(),
-                version: version.label.clone(),
-                artifact: Some(p.dir.clone()),
-                pages: pages.len(),
-                sections: sections.len(),
-                stats: crawled.stats,
-                warnings,
-                failures,
-                broken,
-                unchanged: true,
-                timings,
-            });
-        }
-    }
-    classes.sort_by(|a, b| a.url.cmp(&b.url));
-    classes.dedup_by(|a, b| a.url == b.url);
-    let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
-        Vec::new()
+    let embedding = opts.model.as_deref().map(crate::embed::embedding_info);
+    let unchanged_dir = prev
+        .as_ref()
+        .filter(|p| {
+            writable
+                && !opts.force
+                && p.manifest.schema_version == crate::model::SCHEMA_VERSION
+                && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
+                && p.manifest.embedding == embedding
+                && p.manifest.content_sha256 == artifact::content_sha256(&pages)
+        })
+        .map(|p| p.dir.clone());
+    let unchanged = unchanged_dir.is_some();
+    let dir = if unchanged || !writable {
+        unchanged_dir
     } else {
-        vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
-    };
-    let t_embed = std::time::Instant::now();
-    let embedding = match &opts.model {
-        Some(m) => {
+        classes.sort_by(|a, b| a.url.cmp(&b.url));
+        classes.dedup_by(|a, b| a.url == b.url);
+        let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
+            Vec::new()
+        } else {
+            vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
+        };
+        let t_embed = std::time::Instant::now();
+        if let Some(m) = &opts.model {
             let bytes = crate::embed::embed_sections(m, &pages, &sections)
                 .map_err(|e| BuildError::Other(e.to_string()))?;
             extras.push((crate::embed::VECTORS_FILE, bytes));
-            embedding_now.clone()
         }
-        None => None,
-    };
-    let meta = ArtifactMeta {
-        source: source.id.clone(),
-        product: source.product.clone(),
-        version: version.label.clone(),
-        embedding,
-    };
-    timings.embed_ms = ms(t_embed);
-    let t_write = std::time::Instant::now();
-    let dir = if pages.is_empty() || failures.len() > opts.allow_failures {
-        None
-    } else {
-        Some(artifact::write(
+        timings.embed_ms = ms(t_embed);
+        let meta = ArtifactMeta {
+            source: source.id.clone(),
+            product: source.product.clone(),
+            version: version.label.clone(),
+            embedding,
+        };
+        let t_write = std::time::Instant::now();
+        let dir = artifact::write(
             &opts.out,
             &meta,
             &pages,
             &sections,
             &crawled.outcomes,
             &extras,
-        )?)
+        )?;
+        timings.write_ms = ms(t_write);
+        Some(dir)
     };
-    timings.write_ms = ms(t_write);
     if dir.is_some() {
-        // The artifact holds everything the journal did.
+        // The artifact (new or kept) holds everything the journal did.
         if let Ok(j) = Arc::try_unwrap(journal) {
             let _ = j.remove();
         }
@@ -315,7 +303,7 @@ pub async fn build_version(
         warnings,
         failures,
         broken,
-        unchanged: false,
+        unchanged,
         timings,
     })
 }
@@ -378,11 +366,11 @@ impl EarlyNormalizer {
 
     /// The crawl's sink: hands each accepted page to the workers.
     fn sink(&self) -> crawl::PageSink {
-        let tx = std::sync::Mutex::new(self.tx.clone());
+        let tx = self.tx.clone();
+        // A page the workers can no longer take is simply normalized after
+        // the crawl: the sink is only a head start.
         Arc::new(move |f: &FetchedPage| {
-            if let Ok(tx) = tx.lock() {
-                let _ = tx.send(f.clone());
-            }
+            let _ = tx.send(f.clone());
         })
     }
 

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{run_docsnap, teacher_dir, Mirror};
+use common::{build_with, run_docsnap, teacher_dir, Mirror};
 use docsnap::embed::store::VectorStore;
 use docsnap::embed::StaticModel;
 use docsnap::search::Library;
@@ -34,20 +34,12 @@ fn build_with_model_and_serve_hybrid() {
 
     let mirror = Mirror::start(None, &[]);
     let snaps = tmp.path().join("snapshots");
-    let (code, out, err) = run_docsnap(&[
-        "--model",
-        model_dir.to_str().unwrap(),
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &mirror.url,
-        "--rate",
-        "0",
-        "--out",
-        snaps.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "build failed: {out}\n{err}");
+    build_with(
+        &mirror,
+        &snaps,
+        &["leapview"],
+        &["--model", model_dir.to_str().unwrap()],
+    );
 
     // Every artifact names the model and carries one vector per section.
     let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
@@ -109,18 +101,7 @@ fn build_with_model_and_serve_hybrid() {
 
     // Artifacts built without --model, served with one: said, and lexical.
     let plain = tmp.path().join("plain");
-    let (code, out, err) = run_docsnap(&[
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &mirror.url,
-        "--rate",
-        "0",
-        "--out",
-        plain.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "build failed: {out}\n{err}");
+    build_with(&mirror, &plain, &["leapview"], &[]);
     let (lib, warnings) = Library::load_dir_with(&plain, Some(model)).unwrap();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("no vectors"), "{warnings:?}");

@@ -9,10 +9,6 @@ use std::path::PathBuf;
 
 use docsnap::embed::{distill, DistillOptions, StaticModel};
 
-fn bert_dir() -> Option<PathBuf> {
-    common::teacher_dir()
-}
-
 /// The static model to test, and the temp dir that holds it (if distilled here).
 fn static_model() -> Option<(StaticModel, Option<tempfile::TempDir>)> {
     if let Some(dir) = std::env::var_os("DOCSNAP_TEST_STATIC") {
@@ -24,7 +20,7 @@ fn static_model() -> Option<(StaticModel, Option<tempfile::TempDir>)> {
             ));
         }
     }
-    let bert = bert_dir()?;
+    let bert = common::teacher_dir()?;
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("static");
     let t = std::time::Instant::now();
@@ -50,7 +46,7 @@ fn static_model_end_to_end() {
     eprintln!("identity: {id}");
     assert_eq!(id.dims, 256);
     assert_eq!(id.vectors_sha256.len(), 64);
-    if let Some(bert) = bert_dir() {
+    if let Some(bert) = common::teacher_dir() {
         let w = std::fs::read(bert.join("model.safetensors")).unwrap();
         assert_eq!(id.teacher_sha256, docsnap::util::sha256_hex(&w));
     }

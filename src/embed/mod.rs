@@ -294,49 +294,6 @@ impl StaticModel {
         out
     }
 
-    /// The token ids `text` is embedded from (special tokens left out, at
-    /// most the model's token cap), for callers that weigh tokens themselves.
-    pub fn token_ids(&self, text: &str) -> Vec<u32> {
-        let Ok(enc) = self.tokenizer.encode_fast(text, false) else {
-            return Vec::new();
-        };
-        enc.get_ids()
-            .iter()
-            .copied()
-            .filter(|&id| (id as usize) < self.info.vocab_size)
-            .take(self.max_tokens)
-            .collect()
-    }
-
-    /// A unit vector from token ids, each scaled by `weight(id)` — e.g. the
-    /// token's rarity in the corpus being searched.
-    pub fn embed_ids(&self, ids: &[u32], weight: impl Fn(u32) -> f32) -> Vec<f32> {
-        let dims = self.info.dims;
-        let mut out = vec![0f32; dims];
-        for &id in ids {
-            let w = weight(id);
-            if w == 0.0 {
-                continue;
-            }
-            let row = &self.vectors[id as usize * dims..(id as usize + 1) * dims];
-            for (o, v) in out.iter_mut().zip(row) {
-                *o += w * v;
-            }
-        }
-        let norm = out.iter().map(|v| v * v).sum::<f32>().sqrt();
-        if norm > 0.0 && norm.is_finite() {
-            out.iter_mut().for_each(|v| *v /= norm);
-        } else {
-            out.iter_mut().for_each(|v| *v = 0.0);
-        }
-        out
-    }
-
-    /// Rows of the vocabulary (token ids are below this).
-    pub fn vocab_size(&self) -> usize {
-        self.info.vocab_size
-    }
-
     /// [`StaticModel::embed`] for many texts, spread over the machine's
     /// cores (an artifact has thousands of passages; order is kept).
     pub fn embed_many(&self, texts: &[&str]) -> Vec<Vec<f32>> {

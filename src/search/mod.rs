@@ -293,6 +293,10 @@ pub struct PageRef<'a> {
     pub sections: &'a [Section],
 }
 
+/// What loading one (source, version) gave: its artifact, if one verified,
+/// and what was said along the way.
+type Loaded = (Option<LoadedSource>, Vec<String>);
+
 /// Every loaded artifact.
 #[derive(Default)]
 pub struct Library {
@@ -373,25 +377,37 @@ impl Library {
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, groups.len().max(1));
-        let mut slots: Vec<Option<(Option<LoadedSource>, Vec<String>)>> =
-            (0..groups.len()).map(|_| None).collect();
-        let results = std::sync::Mutex::new(&mut slots);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&i) = order.get(k) else { break };
-                    let r = load_group(&groups[i]);
-                    if let Ok(mut g) = results.lock() {
-                        g[i] = Some(r);
-                    }
-                });
-            }
+        // Each worker takes the next group in `order` and returns what it
+        // loaded with the group's position, so the library keeps the order
+        // of `groups` whoever finished first.
+        let mut loaded: Vec<(usize, Loaded)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&i) = order.get(k) else { break };
+                            mine.push((i, load_group(&groups[i])));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        vec![(
+                            usize::MAX,
+                            (None, vec!["loading an artifact panicked".into()]),
+                        )]
+                    })
+                })
+                .collect()
         });
-        let loaded: Vec<(Option<LoadedSource>, Vec<String>)> = slots
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| (None, vec!["loading an artifact failed".into()])))
-            .collect();
+        loaded.sort_by_key(|(i, _)| *i);
+        let loaded = loaded.into_iter().map(|(_, r)| r);
         for (source, w) in loaded {
             warnings.extend(w);
             lib.sources.extend(source);
