@@ -329,13 +329,22 @@ fn fill(
         .map_err(ierr("add document"))?;
     }
     w.commit().map_err(ierr("commit"))?;
+    // Two indexing threads leave two segments; one segment answers queries
+    // faster (every postings and frequency lookup is done once, not per
+    // segment), and queries run far more often than builds.
+    let segments = index
+        .searchable_segment_ids()
+        .map_err(ierr("list segments"))?;
+    if segments.len() > 1 {
+        w.merge(&segments).wait().map_err(ierr("merge"))?;
+    }
     w.wait_merging_threads().map_err(ierr("merge"))?;
     Ok(())
 }
 
-/// An opened section index, with what queries need precomputed at load:
-/// where each section's document lives, and the vocabulary that typo
-/// tolerance corrects against.
+/// An opened section index, with where each section's document lives mapped
+/// once at load, and (on first need) the vocabulary typo tolerance corrects
+/// against.
 pub struct SectionIndex {
     searcher: Searcher,
     fields: Fields,
@@ -343,7 +352,9 @@ pub struct SectionIndex {
     doc_to_sec: Vec<Vec<u32>>,
     /// Section number → (segment ordinal, document id).
     sec_to_doc: Vec<(u32, DocId)>,
-    vocab: Vocabulary,
+    /// Built on the first query word the docs do not have, not at load:
+    /// start-up pays nothing for typo tolerance.
+    vocab: std::sync::OnceLock<Vocabulary>,
 }
 
 /// One query word as index terms: `terms[0]` is the whole word, the rest its
@@ -560,13 +571,12 @@ impl SectionIndex {
             }
             doc_to_sec.push(map);
         }
-        let vocab = Vocabulary::build(&searcher, &fields);
         Ok(SectionIndex {
             searcher,
             fields,
             doc_to_sec,
             sec_to_doc,
-            vocab,
+            vocab: std::sync::OnceLock::new(),
         })
     }
 
@@ -602,7 +612,10 @@ impl SectionIndex {
                 if g.terms.len() != 1 || !g.atoms.is_empty() || self.known(&g.terms[0]) {
                     return g.clone();
                 }
-                match self.vocab.nearest(&g.terms[0]) {
+                let vocab = self
+                    .vocab
+                    .get_or_init(|| Vocabulary::build(&self.searcher, &self.fields));
+                match vocab.nearest(&g.terms[0]) {
                     Some(w) => TermGroup {
                         word: g.word.clone(),
                         terms: vec![w.to_string()],
