@@ -88,15 +88,14 @@ fn write_jsonl<T: serde::Serialize>(path: &Path, items: &[T]) -> Result<(), Arti
 }
 
 /// Serialize records as JSON lines (the bytes `write_jsonl` would write).
-pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Vec<u8> {
+/// A record that cannot be serialized is an error, never a shorter file.
+pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Result<Vec<u8>, serde_json::Error> {
     let mut out = Vec::new();
     for it in items {
-        if let Ok(line) = serde_json::to_vec(it) {
-            out.extend_from_slice(&line);
-            out.push(b'\n');
-        }
+        serde_json::to_writer(&mut out, it)?;
+        out.push(b'\n');
     }
-    out
+    Ok(out)
 }
 
 /// Read a JSON-lines file.
@@ -400,4 +399,24 @@ fn list_dirs(dir: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record serde cannot write.
+    struct Unwritable;
+    impl serde::Serialize for Unwritable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("cannot be written"))
+        }
+    }
+
+    #[test]
+    fn a_record_that_does_not_serialize_is_an_error_not_a_shorter_file() {
+        assert_eq!(to_jsonl(&[1, 2]).unwrap(), b"1\n2\n");
+        let e = to_jsonl(&[Unwritable]).unwrap_err();
+        assert!(e.to_string().contains("cannot be written"), "{e}");
+    }
 }

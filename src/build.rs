@@ -82,8 +82,20 @@ pub enum BuildError {
     Crawl(#[from] crawl::CrawlError),
     #[error(transparent)]
     Artifact(#[from] artifact::ArtifactError),
-    #[error("{0}")]
-    Other(String),
+    #[error("HTTP client: {0}")]
+    Fetcher(#[from] crawl::fetch::FetchError),
+    #[error("crawl journal {}: {source}", path.display())]
+    Journal {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("embedding sections: {0}")]
+    Embed(#[from] crate::embed::EmbedError),
+    #[error("serializing {what}: {source}")]
+    Serialize {
+        what: &'static str,
+        source: serde_json::Error,
+    },
 }
 
 /// Build one version of one source into `opts.out`.
@@ -100,12 +112,26 @@ pub async fn build_version(
         user_agent: format!("docsnap/{} (+{})", env!("CARGO_PKG_VERSION"), cfg.contact),
         ..FetchOptions::default()
     };
-    let fetcher = Arc::new(Fetcher::new(fetch_opts).map_err(|e| BuildError::Other(e.to_string()))?);
+    let fetcher = Arc::new(Fetcher::new(fetch_opts)?);
 
     // The previous snapshot of this (source, version) supplies validators for
     // conditional requests and the records of pages that did not change.
-    let prev = artifact::previous(&opts.out, &source.id, &version.label)
-        .and_then(|d| artifact::load(&d).ok());
+    // A previous snapshot that does not load is not reused (the build starts
+    // from scratch) and the summary says why.
+    let mut prev_warning = None;
+    let prev = match artifact::previous(&opts.out, &source.id, &version.label) {
+        Some(d) => match artifact::load(&d) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                prev_warning = Some(format!(
+                    "previous snapshot {} not reused, building from scratch: {e}",
+                    d.display()
+                ));
+                None
+            }
+        },
+        None => None,
+    };
     let mut validators = BTreeMap::new();
     if let Some(p) = &prev {
         for pg in &p.pages {
@@ -129,8 +155,10 @@ pub async fn build_version(
         .join(&version.label)
         .join(".journal");
     let journal = Arc::new(
-        crawl::journal::Journal::open(&journal_dir)
-            .map_err(|e| BuildError::Other(format!("{}: {e}", journal_dir.display())))?,
+        crawl::journal::Journal::open(&journal_dir).map_err(|source| BuildError::Journal {
+            path: journal_dir.clone(),
+            source,
+        })?,
     );
     let slug = source.slug.unwrap_or(SlugStyle::Github);
     // Pages are normalized as they arrive, on other threads, while the
@@ -148,12 +176,13 @@ pub async fn build_version(
     )
     .await;
     let done_early = early.finish();
-    let crawled = crawled?;
+    let mut crawled = crawled?;
 
     let mut pages: Vec<Page> = Vec::new();
     let mut sections_by_url: HashMap<String, Vec<Section>> = HashMap::new();
     let mut classes: Vec<GodotClass> = Vec::new();
     let mut warnings = crawled.warnings.clone();
+    warnings.extend(prev_warning);
     let mut timings = StageTimings {
         crawl_ms: ms(t_crawl),
         ..Default::default()
@@ -161,16 +190,32 @@ pub async fn build_version(
     let t_norm = std::time::Instant::now();
     let normalized = normalize_all(source, slug, &crawled.pages, done_early);
     timings.normalize_ms = ms(t_norm);
-    for r in normalized {
+    // A page that fetched but did not normalize is a failed page (in the
+    // summary and in crawl.jsonl), never a silently smaller snapshot.
+    let mut unnormalized: HashMap<String, String> = HashMap::new();
+    for (r, f) in normalized.into_iter().zip(&crawled.pages) {
         match r {
             Ok((page, secs, class)) => {
                 sections_by_url.insert(page.url.clone(), secs);
                 pages.push(page);
                 classes.extend(class);
             }
-            Err(e) => warnings.push(e),
+            Err(e) => {
+                unnormalized.insert(f.url.clone(), format!("normalize failed: {e}"));
+            }
         }
     }
+    for o in &mut crawled.outcomes {
+        if let Some(e) = unnormalized.remove(&o.url) {
+            o.error = Some(e);
+            crawled.stats.failed += 1;
+        }
+    }
+    // A failed page without an outcome of its own still counts.
+    let orphans: Vec<String> = unnormalized
+        .into_iter()
+        .map(|(url, e)| format!("{url}: {e}"))
+        .collect();
     // Pages answered 304 come from the previous snapshot unchanged.
     if let Some(p) = &prev {
         let not_modified: std::collections::HashSet<&str> = crawled
@@ -225,6 +270,7 @@ pub async fn build_version(
         .iter()
         .filter(|o| o.error.is_some() && !matches!(o.status, 404 | 410) && o.attempts > 0)
         .map(|o| format!("{}: {}", o.url, o.error.clone().unwrap_or_default()))
+        .chain(orphans)
         .collect();
     let broken: Vec<String> = crawled
         .outcomes
@@ -260,12 +306,15 @@ pub async fn build_version(
         let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
             Vec::new()
         } else {
-            vec![(CLASSES_FILE, artifact::to_jsonl(&classes))]
+            let bytes = artifact::to_jsonl(&classes).map_err(|source| BuildError::Serialize {
+                what: "class records",
+                source,
+            })?;
+            vec![(CLASSES_FILE, bytes)]
         };
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
-            let bytes = crate::embed::embed_sections(m, &pages, &sections)
-                .map_err(|e| BuildError::Other(e.to_string()))?;
+            let bytes = crate::embed::embed_sections(m, &pages, &sections)?;
             extras.push((crate::embed::VECTORS_FILE, bytes));
         }
         timings.embed_ms = ms(t_embed);
@@ -350,7 +399,7 @@ impl EarlyNormalizer {
                         Err(_) => return,
                     };
                     let Ok(f) = next else { return };
-                    let r = normalize_one(&source, slug, &f);
+                    let r = normalize_guarded(&source, slug, &f);
                     if let Ok(mut m) = results.lock() {
                         m.insert(f.url.clone(), (body_hash(&f), r));
                     }
@@ -417,7 +466,7 @@ fn normalize_all(
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|&i| (i, normalize_one(source, slug, &fetched[i])))
+                        .map(|&i| (i, normalize_guarded(source, slug, &fetched[i])))
                         .collect::<Vec<_>>()
                 })
             })
@@ -433,6 +482,29 @@ fn normalize_all(
     out.into_iter()
         .map(|r| r.unwrap_or_else(|| Err("normalizing a page panicked".into())))
         .collect()
+}
+
+/// [`normalize_one`], with a panic caught and turned into that page's
+/// failure: one malformed page must not take its neighbours (or the
+/// build) down with it.
+fn normalize_guarded(
+    source: &Source,
+    slug: SlugStyle,
+    f: &FetchedPage,
+) -> Result<Normalized, String> {
+    caught(|| normalize_one(source, slug, f))
+}
+
+/// Run `f`; a panic becomes an `Err` naming its message.
+fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        Err(format!("normalizer panicked: {why}"))
+    })
 }
 
 /// A normalized page, its sections, and its class record (Godot class reference).
@@ -571,5 +643,14 @@ mod tests {
             "The Model Context Protocol lets servers expose tools."
         );
         assert_eq!(lead_sentence("# only heading"), "");
+    }
+
+    #[test]
+    fn a_panic_becomes_that_pages_failure() {
+        let r: Result<(), String> = caught(|| panic!("bad table at row {}", 3));
+        assert_eq!(r.unwrap_err(), "normalizer panicked: bad table at row 3");
+        let r: Result<(), String> = caught(|| panic!("plain"));
+        assert_eq!(r.unwrap_err(), "normalizer panicked: plain");
+        assert_eq!(caught(|| Ok::<_, String>(7)), Ok(7));
     }
 }

@@ -23,7 +23,7 @@ use crate::model::{Page, Section};
 pub const TOKENIZER: &str = "docsnap";
 
 /// Index failure, with what was being done.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("index {what}: {source}")]
 pub struct IndexError {
     what: String,
@@ -354,7 +354,7 @@ pub struct SectionIndex {
     sec_to_doc: Vec<(u32, DocId)>,
     /// Built on the first query word the docs do not have, not at load:
     /// start-up pays nothing for typo tolerance.
-    vocab: std::sync::OnceLock<Vocabulary>,
+    vocab: std::sync::OnceLock<Result<Vocabulary, IndexError>>,
 }
 
 /// One query word as index terms: `terms[0]` is the whole word, the rest its
@@ -460,7 +460,7 @@ pub const MIN_TYPO_LEN: usize = 5;
 const TWO_EDITS_LEN: usize = 8;
 
 impl Vocabulary {
-    fn build(searcher: &Searcher, fields: &Fields) -> Vocabulary {
+    fn build(searcher: &Searcher, fields: &Fields) -> Result<Vocabulary, IndexError> {
         // Document frequency per field, summed over segments; a word's
         // frequency is its largest over the fields.
         let mut per_field: std::collections::HashMap<String, [u32; 3]> =
@@ -470,12 +470,11 @@ impl Vocabulary {
                 .into_iter()
                 .enumerate()
             {
-                let Ok(inv) = seg.inverted_index(field) else {
-                    continue;
-                };
-                let Ok(mut stream) = inv.terms().stream() else {
-                    continue;
-                };
+                let inv = seg.inverted_index(field).map_err(ierr("vocabulary read"))?;
+                let mut stream = inv.terms().stream().map_err(|e| IndexError {
+                    what: "vocabulary read".into(),
+                    source: e.into(),
+                })?;
                 while stream.advance() {
                     let Ok(word) = std::str::from_utf8(stream.key()) else {
                         continue;
@@ -505,7 +504,7 @@ impl Vocabulary {
         for v in &mut by_len {
             v.sort();
         }
-        Vocabulary { by_len }
+        Ok(Vocabulary { by_len })
     }
 
     /// The nearest known word to `word` within the allowed edits (one, or two
@@ -586,36 +585,42 @@ impl SectionIndex {
     }
 
     /// In how many sections' bodies `term` occurs.
-    pub fn doc_freq(&self, term: &str) -> u64 {
+    pub fn doc_freq(&self, term: &str) -> Result<u64, IndexError> {
         self.searcher
             .doc_freq(&Term::from_field_text(self.fields.body, term))
-            .unwrap_or(0)
+            .map_err(ierr("term statistics read"))
     }
 
     /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
-    fn known(&self, term: &str) -> bool {
-        self.fields.weighted().iter().any(|&(f, _)| {
-            self.searcher
+    fn known(&self, term: &str) -> Result<bool, IndexError> {
+        for (f, _) in self.fields.weighted() {
+            let df = self
+                .searcher
                 .doc_freq(&Term::from_field_text(f, term))
-                .unwrap_or(0)
-                > 0
-        })
+                .map_err(ierr("term statistics read"))?;
+            if df > 0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The groups as this index can match them: a single-word group whose
     /// word occurs nowhere in the docs is replaced by its nearest spelling
     /// that does (typo tolerance), marked `corrected`.
-    pub fn correct(&self, groups: &[TermGroup]) -> Vec<TermGroup> {
+    pub fn correct(&self, groups: &[TermGroup]) -> Result<Vec<TermGroup>, IndexError> {
         groups
             .iter()
             .map(|g| {
-                if g.terms.len() != 1 || !g.atoms.is_empty() || self.known(&g.terms[0]) {
-                    return g.clone();
+                if g.terms.len() != 1 || !g.atoms.is_empty() || self.known(&g.terms[0])? {
+                    return Ok(g.clone());
                 }
                 let vocab = self
                     .vocab
-                    .get_or_init(|| Vocabulary::build(&self.searcher, &self.fields));
-                match vocab.nearest(&g.terms[0]) {
+                    .get_or_init(|| Vocabulary::build(&self.searcher, &self.fields))
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                Ok(match vocab.nearest(&g.terms[0]) {
                     Some(w) => TermGroup {
                         word: g.word.clone(),
                         terms: vec![w.to_string()],
@@ -623,7 +628,7 @@ impl SectionIndex {
                         corrected: true,
                     },
                     None => g.clone(),
-                }
+                })
             })
             .collect()
     }
@@ -631,7 +636,12 @@ impl SectionIndex {
     /// Top sections for the query groups: (BM25 score, section number).
     /// Each group's whole form weighs more than its parts; a corrected
     /// spelling weighs less than a word the query really has.
-    pub fn search(&self, groups: &[TermGroup], limit: usize) -> Vec<(f32, usize)> {
+    /// A read error is returned, never taken for "nothing found".
+    pub fn search(
+        &self,
+        groups: &[TermGroup],
+        limit: usize,
+    ) -> Result<Vec<(f32, usize)>, IndexError> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for g in groups {
             let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
@@ -654,13 +664,15 @@ impl SectionIndex {
             }
         }
         if clauses.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let q = BooleanQuery::new(clauses);
-        let Ok(top) = self.searcher.search(&q, &TopDocs::with_limit(limit)) else {
-            return Vec::new();
-        };
-        top.into_iter()
+        let top = self
+            .searcher
+            .search(&q, &TopDocs::with_limit(limit))
+            .map_err(ierr("search"))?;
+        Ok(top
+            .into_iter()
             .filter_map(|(score, addr)| {
                 let sec = *self
                     .doc_to_sec
@@ -668,14 +680,15 @@ impl SectionIndex {
                     .get(addr.doc_id as usize)?;
                 (sec != u32::MAX).then_some((score, sec as usize))
             })
-            .collect()
+            .collect())
     }
 
     /// Which of `terms` each of `secs` contains in any searchable field:
     /// bit `t` of `out[i]` is set when `secs[i]` contains `terms[t]`. At most
     /// 64 terms are looked at. Reads the postings lists (skipping ahead to
-    /// each section's document) instead of re-analyzing section text.
-    pub fn contains(&self, terms: &[String], secs: &[usize]) -> Vec<u64> {
+    /// each section's document) instead of re-analyzing section text. A
+    /// read error is returned, never taken for "not there".
+    pub fn contains(&self, terms: &[String], secs: &[usize]) -> Result<Vec<u64>, IndexError> {
         let mut out = vec![0u64; secs.len()];
         // Candidates in (segment, doc) order, so each postings list is read forward once.
         let mut order: Vec<(u32, DocId, usize)> = secs
@@ -697,12 +710,15 @@ impl SectionIndex {
                 continue;
             }
             for (field, _) in self.fields.weighted() {
-                let Ok(inv) = seg.inverted_index(field) else {
-                    continue;
-                };
+                let inv = seg.inverted_index(field).map_err(ierr("read"))?;
                 for (t, term) in terms.iter().enumerate().take(64) {
                     let term = Term::from_field_text(field, term);
-                    let Ok(Some(mut postings)) = inv.read_postings(&term, IndexRecordOption::Basic)
+                    let Some(mut postings) = inv
+                        .read_postings(&term, IndexRecordOption::Basic)
+                        .map_err(|e| IndexError {
+                            what: "postings read".into(),
+                            source: e.into(),
+                        })?
                     else {
                         continue;
                     };
@@ -725,7 +741,7 @@ impl SectionIndex {
                 }
             }
         }
-        out
+        Ok(out)
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{only_artifact, read_jsonl, run_docsnap, shared, Mirror};
+use common::{copy_dir, only_artifact, read_jsonl, run_docsnap, shared, Mirror};
 use docsnap::artifact::{self, ArtifactMeta};
 use docsnap::model::{Page, Section};
 
@@ -411,19 +411,6 @@ fn claude_code_dated_mirrors_diff_matches_the_markdown_files() {
         (52, 3, 137),
         "PROVENANCE's figures"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
 }
 
 fn latest_of(pubdir: &Path, source: &str, version: &str) -> Option<String> {

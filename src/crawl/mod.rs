@@ -77,6 +77,15 @@ pub enum CrawlError {
         version: String,
         message: String,
     },
+    /// A scope pattern does not compile. Never ignored: a dropped `exclude`
+    /// would widen the crawl, a dropped `include` would narrow it.
+    #[error("source `{source_id}` version `{version}`: scope pattern `{pattern}` is not a valid regex: {message}")]
+    Scope {
+        source_id: String,
+        version: String,
+        pattern: String,
+        message: String,
+    },
 }
 
 /// URL scope of one version, compiled.
@@ -87,13 +96,19 @@ pub struct ScopeCheck {
 }
 
 impl ScopeCheck {
-    pub fn new(v: &VersionSpec) -> ScopeCheck {
-        let compile = |rs: &[String]| rs.iter().filter_map(|r| Regex::new(r).ok()).collect();
-        ScopeCheck {
+    /// Compile a version's scope; the first pattern that does not compile
+    /// is returned with the regex engine's message.
+    pub fn new(v: &VersionSpec) -> Result<ScopeCheck, (String, regex::Error)> {
+        let compile = |rs: &[String]| -> Result<Vec<Regex>, (String, regex::Error)> {
+            rs.iter()
+                .map(|r| Regex::new(r).map_err(|e| (r.clone(), e)))
+                .collect()
+        };
+        Ok(ScopeCheck {
             prefixes: v.scope.prefixes.clone(),
-            include: compile(&v.scope.include),
-            exclude: compile(&v.scope.exclude),
-        }
+            include: compile(&v.scope.include)?,
+            exclude: compile(&v.scope.exclude)?,
+        })
     }
 
     /// Whether a public URL may be requested.
@@ -117,7 +132,14 @@ pub async fn crawl_version(
     progress: Progress,
     sink: Option<PageSink>,
 ) -> Result<CrawlOutput, CrawlError> {
-    let scope = Arc::new(ScopeCheck::new(version));
+    let scope = Arc::new(
+        ScopeCheck::new(version).map_err(|(pattern, e)| CrawlError::Scope {
+            source_id: source.id.clone(),
+            version: version.label.clone(),
+            pattern,
+            message: e.to_string(),
+        })?,
+    );
     let mut out = CrawlOutput::default();
     let disc_err = |message: String| CrawlError::Discovery {
         source_id: source.id.clone(),
@@ -528,6 +550,26 @@ pub fn relative_path(root: &str, url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_pattern_that_does_not_compile_is_an_error() {
+        let v = |exclude: &str| VersionSpec {
+            label: "v".into(),
+            root: "https://d.example/".into(),
+            discovery: Vec::new(),
+            scope: crate::config::Scope {
+                prefixes: vec!["https://d.example/".into()],
+                include: Vec::new(),
+                exclude: vec![exclude.into()],
+                keep_query: false,
+            },
+        };
+        let (pattern, _) = ScopeCheck::new(&v("/private/(")).err().expect("refused");
+        assert_eq!(pattern, "/private/(");
+        let ok = ScopeCheck::new(&v("/private/")).expect("compiles");
+        assert!(!ok.allows("https://d.example/private/x"));
+        assert!(ok.allows("https://d.example/public/x"));
+    }
 
     #[test]
     fn md_alternates_stand_for_their_page() {

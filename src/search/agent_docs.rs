@@ -38,11 +38,11 @@ impl Library {
     /// Answer `search_docs` (seed 000).
     pub fn search_docs(&self, args: &SearchDocsArgs) -> Result<SearchDocsResult, ToolError> {
         if args.query.trim().is_empty() {
-            return Err(ToolError("query: must not be empty".into()));
+            return Err(ToolError::invalid("query: must not be empty"));
         }
         if let Some(p) = &args.product {
             if !AGENT_DOCS_PRODUCTS.contains(&p.as_str()) {
-                return Err(ToolError(format!(
+                return Err(ToolError::invalid(format!(
                     "product: `{p}` is not one of {}",
                     AGENT_DOCS_PRODUCTS.join(", ")
                 )));
@@ -70,7 +70,7 @@ impl Library {
             None,
             limit * 2,
             self.rank.dense_agent_docs,
-        );
+        )?;
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
         let named = named_products(&args.query);

@@ -191,7 +191,7 @@ impl Library {
         self.sources
             .iter()
             .position(|s| s.manifest.product == PRODUCT)
-            .ok_or_else(|| ToolError("no Godot documentation is loaded".into()))
+            .ok_or_else(|| ToolError::invalid("no Godot documentation is loaded"))
     }
 
     /// Answer `search_godot_docs`.
@@ -200,7 +200,7 @@ impl Library {
         let src = &self.sources[si];
         if let Some(k) = &args.kind {
             if !KINDS.contains(&k.as_str()) {
-                return Err(ToolError(format!(
+                return Err(ToolError::invalid(format!(
                     "kind: `{k}` is not one of {}",
                     KINDS.join(", ")
                 )));
@@ -209,13 +209,15 @@ impl Library {
         let limit = match args.limit {
             None => DEFAULT_LIMIT,
             Some(n) if n < 1 => {
-                return Err(ToolError(format!("limit: must be at least 1, got {n}")))
+                return Err(ToolError::invalid(format!(
+                    "limit: must be at least 1, got {n}"
+                )))
             }
             Some(n) => (n as usize).min(MAX_LIMIT),
         };
         let query = strip_framing(&args.query);
         if query.is_empty() {
-            return Err(ToolError("query: must not be empty".into()));
+            return Err(ToolError::invalid("query: must not be empty"));
         }
         let kind = args.kind.clone();
         let keep = |s: &LoadedSource, sec: usize| match &kind {
@@ -229,7 +231,7 @@ impl Library {
             kind.as_ref().map(|_| keep_ref),
             limit + 1,
             self.rank.dense_godot,
-        );
+        )?;
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;
@@ -315,7 +317,7 @@ impl Library {
             format!("{}/{}", root.trim_end_matches('/'), rel)
         };
         let Some(page) = src.find_page(&full) else {
-            return Err(ToolError(format!(
+            return Err(ToolError::invalid(format!(
                 "uri: no Godot page `{uri}`; pass a uri exactly as search_godot_docs returned it"
             )));
         };
@@ -326,7 +328,7 @@ impl Library {
             ),
             Some(a) => {
                 let Some(start) = page.sections.iter().position(|s| s.anchor == a) else {
-                    return Err(ToolError(format!(
+                    return Err(ToolError::invalid(format!(
                         "uri: page `{base}` has no section `#{a}`; fetch the page without the fragment"
                     )));
                 };
@@ -478,7 +480,7 @@ impl Library {
             .flat_map(|cl| cl.members().map(|m| m.name.as_str()))
             .collect();
         let sugg = did_you_mean(&args.member_name, names.iter().copied());
-        Err(ToolError(format!(
+        Err(ToolError::invalid(format!(
             "member_name: `{}` is not a member of {}{}{}",
             args.member_name,
             c.name,
@@ -494,15 +496,15 @@ impl Library {
 
 fn find_class<'a>(src: &'a LoadedSource, name: &str) -> Result<&'a GodotClass, ToolError> {
     if src.classes.is_empty() {
-        return Err(ToolError(
-            "the loaded Godot index has no class reference".into(),
+        return Err(ToolError::invalid(
+            "the loaded Godot index has no class reference",
         ));
     }
     if let Some(c) = src.class(name) {
         return Ok(c);
     }
     let sugg = did_you_mean(name, src.classes.iter().map(|c| c.name.as_str()));
-    Err(ToolError(format!(
+    Err(ToolError::invalid(format!(
         "class_name: no class `{name}` in the Godot class reference{}",
         suggestion_text(&sugg)
     )))

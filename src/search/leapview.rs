@@ -1,5 +1,6 @@
 //! `docs_search` (seed 003): LeapView's version-matched documentation search,
-//! with a path-prefix filter and an opaque, tamper-evident continuation cursor.
+//! with a path-prefix filter and an opaque continuation cursor signed with HMAC-SHA256 under a
+//! per-process (or operator-shared) secret, so it cannot be forged.
 
 use serde::{Deserialize, Serialize};
 
@@ -105,19 +106,19 @@ impl Library {
     pub fn docs_search(&self, args: &DocsSearchArgs) -> Result<DocsSearchResult, ToolError> {
         let query = args.query.trim();
         if query.is_empty() {
-            return Err(ToolError("query: must not be empty".into()));
+            return Err(ToolError::invalid("query: must not be empty"));
         }
         let limit = match args.limit {
             None => DEFAULT_LIMIT,
             Some(n) if (1..=MAX_LIMIT as u32).contains(&n) => n as usize,
             Some(n) => {
-                return Err(ToolError(format!(
+                return Err(ToolError::invalid(format!(
                     "limit: must be between 1 and {MAX_LIMIT}, got {n}"
                 )))
             }
         };
         let Some(si) = self.leapview_source() else {
-            return Err(ToolError(match &self.leapview_version {
+            return Err(ToolError::invalid(match &self.leapview_version {
                 Some(v) => format!("no LeapView {v} documentation is loaded"),
                 None => "no LeapView documentation is loaded".into(),
             }));
@@ -144,7 +145,7 @@ impl Library {
             prefix.as_ref().map(|_| keep_ref),
             MAX_RESULTS,
             self.rank.dense_leapview,
-        );
+        )?;
         let total = hits.len().min(MAX_RESULTS);
         let page: Vec<DocsMatch> = hits
             .iter()
@@ -186,8 +187,47 @@ fn cursor_key(query: &str, path: Option<&str>) -> String {
     sha256_hex(format!("{query}\u{0}{}", path.unwrap_or("")).as_bytes())[..16].to_string()
 }
 
-fn mac(payload: &str, secret: &str) -> String {
-    sha256_hex(format!("docsnap-cursor\u{0}{secret}\u{0}{payload}").as_bytes())[..16].to_string()
+/// Environment variable holding the key cursors are signed with. Replicas
+/// behind one load balancer set the same value so a cursor one issued is
+/// honoured by the others; without it each process draws a random key.
+pub const CURSOR_SECRET_ENV: &str = "DOCSNAP_CURSOR_SECRET";
+
+/// This process's cursor key: from [`CURSOR_SECRET_ENV`] when set, random
+/// otherwise. Secret, so nobody else can make a cursor this server accepts.
+fn cursor_secret() -> &'static [u8; 32] {
+    static SECRET: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    SECRET.get_or_init(|| match std::env::var(CURSOR_SECRET_ENV) {
+        Ok(v) if !v.is_empty() => {
+            use sha2::Digest;
+            sha2::Sha256::digest(v.as_bytes()).into()
+        }
+        _ => {
+            let mut key = [0u8; 32];
+            getrandom::fill(&mut key)
+                .expect("the operating system's random number generator is unavailable");
+            key
+        }
+    })
+}
+
+/// Bytes of the HMAC a cursor carries (128 bits).
+const TAG_LEN: usize = 16;
+
+/// HMAC-SHA256 over the cursor payload bound to the snapshot it pages
+/// through, under the process's secret key.
+fn mac(payload: &str, snapshot: &str) -> hmac::Hmac<sha2::Sha256> {
+    use hmac::Mac;
+    let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(cursor_secret())
+        .expect("HMAC takes a key of any length");
+    m.update(snapshot.as_bytes());
+    m.update(b"\0");
+    m.update(payload.as_bytes());
+    m
+}
+
+fn tag(payload: &str, snapshot: &str) -> String {
+    use hmac::Mac;
+    hex::encode(&mac(payload, snapshot).finalize().into_bytes()[..TAG_LEN])
 }
 
 fn encode_cursor(key: &str, offset: usize, snapshot: &str) -> String {
@@ -197,25 +237,30 @@ fn encode_cursor(key: &str, offset: usize, snapshot: &str) -> String {
         s: snapshot[..12.min(snapshot.len())].to_string(),
     };
     let payload = hex::encode(serde_json::to_vec(&st).unwrap_or_default());
-    format!("{payload}.{}", mac(&payload, snapshot))
+    format!("{payload}.{}", tag(&payload, snapshot))
 }
 
 fn decode_cursor(c: &str, key: &str, snapshot: &str) -> Result<usize, ToolError> {
     let bad = || {
-        ToolError(
-            "cursor: not a cursor this server issued (altered or truncated); repeat the search without cursor".into(),
+        ToolError::invalid(
+            "cursor: not a cursor this server issued (altered or truncated); repeat the search without cursor",
         )
     };
-    let (payload, tag) = c.split_once('.').ok_or_else(bad)?;
-    if mac(payload, snapshot) != tag {
+    let (payload, given) = c.split_once('.').ok_or_else(bad)?;
+    // Constant-time comparison: the tag must not leak through timing.
+    let ok = hex::decode(given).is_ok_and(|t| {
+        use hmac::Mac;
+        t.len() == TAG_LEN && mac(payload, snapshot).verify_truncated_left(&t).is_ok()
+    });
+    if !ok {
         // Either altered, or issued for another snapshot.
         return Err(bad());
     }
     let bytes = hex::decode(payload).map_err(|_| bad())?;
     let st: CursorState = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     if st.q != key {
-        return Err(ToolError(
-            "cursor: it continues a different query or path; pass the same query and path as the call that returned it, or omit cursor".into(),
+        return Err(ToolError::invalid(
+            "cursor: it continues a different query or path; pass the same query and path as the call that returned it, or omit cursor",
         ));
     }
     Ok(st.o)
@@ -261,15 +306,25 @@ mod tests {
         let other = cursor_key("publish", None);
         assert!(decode_cursor(&c, &other, "abcdef0123456789")
             .unwrap_err()
-            .0
+            .to_string()
             .contains("different query"));
         let mut t = c.clone();
         t.replace_range(0..1, if &c[0..1] == "7" { "6" } else { "7" });
         assert!(decode_cursor(&t, &k, "abcdef0123456789")
             .unwrap_err()
-            .0
+            .to_string()
             .contains("altered"));
         assert!(decode_cursor("garbage", &k, "abcdef0123456789").is_err());
+        // Forged the way the old scheme allowed (a hash keyed by the public
+        // content hash): refused, the key is secret now.
+        let payload = c.split_once('.').unwrap().0.to_string();
+        let forged = format!(
+            "{payload}.{}",
+            &crate::util::sha256_hex(
+                format!("docsnap-cursor\u{0}abcdef0123456789\u{0}{payload}").as_bytes()
+            )[..32]
+        );
+        assert!(decode_cursor(&forged, &k, "abcdef0123456789").is_err());
         assert!(decode_cursor(&c, &k, "another-snapshot").is_err());
     }
 

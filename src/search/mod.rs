@@ -16,11 +16,34 @@ use crate::index::SectionIndex;
 use crate::model::{Manifest, Page, Section};
 use crate::util::canonical_page_key;
 
-/// A tool call that cannot be answered; becomes an `isError` tool result whose
-/// text names what was wrong.
+/// A tool call that cannot be answered. Both kinds become `isError` tool
+/// results whose text names what was wrong; they are kept apart so a caller
+/// (and the server's log and metrics) can tell "fix your call" from "docsnap
+/// failed, retrying the same call may work".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+pub enum ToolError {
+    /// The arguments cannot be answered as given: the text says which one
+    /// and how to fix it.
+    #[error("{0}")]
+    Invalid(String),
+    /// docsnap itself failed answering a valid call (an index read error,
+    /// say). Not the caller's fault.
+    #[error("internal error (not caused by the arguments): {0}")]
+    Internal(String),
+}
+
+impl From<crate::index::IndexError> for ToolError {
+    fn from(e: crate::index::IndexError) -> Self {
+        ToolError::Internal(e.to_string())
+    }
+}
+
+impl ToolError {
+    /// A bad-argument error.
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        ToolError::Invalid(msg.into())
+    }
+}
 
 /// One loaded artifact: a (source, version) snapshot.
 pub struct LoadedSource {

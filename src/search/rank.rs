@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::{Library, LoadedSource};
-use crate::index::{query_groups, query_groups_all, TermGroup};
+use crate::index::{query_groups, query_groups_all, IndexError, TermGroup};
 
 /// Candidate units taken from the index per source (at least; more when
 /// more pages are wanted). Past the first few dozen BM25 candidates the
@@ -130,14 +130,14 @@ struct SourceQuery {
 }
 
 impl SourceQuery {
-    fn new(src: &LoadedSource, base: &[TermGroup], typos: bool) -> SourceQuery {
+    fn new(src: &LoadedSource, base: &[TermGroup], typos: bool) -> Result<SourceQuery, IndexError> {
         let groups = if typos {
-            src.index.correct(base)
+            src.index.correct(base)?
         } else {
             base.to_vec()
         };
-        let weights = group_weights(src, &groups);
-        SourceQuery { groups, weights }
+        let weights = group_weights(src, &groups)?;
+        Ok(SourceQuery { groups, weights })
     }
 
     /// Coverage of a set of groups (bit mask), in [0, 1].
@@ -178,9 +178,10 @@ impl Library {
         query: &str,
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
-    ) -> Vec<Scored> {
-        self.rank_units(sources, &Self::query_of(query), keep, want_pages)
-            .0
+    ) -> Result<Vec<Scored>, IndexError> {
+        Ok(self
+            .rank_units(sources, &Self::query_of(query), keep, want_pages)?
+            .0)
     }
 
     fn rank_units(
@@ -189,10 +190,10 @@ impl Library {
         base: &[TermGroup],
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
-    ) -> (Vec<Scored>, HashMap<usize, SourceQuery>) {
+    ) -> Result<(Vec<Scored>, HashMap<usize, SourceQuery>), IndexError> {
         let mut queries = HashMap::new();
         if base.is_empty() {
-            return (Vec::new(), queries);
+            return Ok((Vec::new(), queries));
         }
         let wanted = CANDIDATES.max(want_pages * PER_PAGE);
         let limit = if keep.is_some() {
@@ -203,11 +204,11 @@ impl Library {
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let q = SourceQuery::new(src, base, self.rank.typos);
+            let q = SourceQuery::new(src, base, self.rank.typos)?;
             // Units in BM25 order; a unit's score is its best part's.
             let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
             let mut seen: HashMap<usize, ()> = HashMap::new();
-            for (bm25, sec) in src.index.search(&q.groups, limit) {
+            for (bm25, sec) in src.index.search(&q.groups, limit)? {
                 if let Some(k) = keep {
                     if !k(src, sec) {
                         continue;
@@ -226,7 +227,7 @@ impl Library {
                     break;
                 }
             }
-            let masks = unit_masks(src, &q.groups, &units);
+            let masks = unit_masks(src, &q.groups, &units)?;
             for ((_, bm25, sec), mask) in units.into_iter().zip(masks) {
                 out.push(Scored {
                     source: si,
@@ -255,7 +256,7 @@ impl Library {
                 .then(a.source.cmp(&b.source))
                 .then(a.section.cmp(&b.section))
         });
-        (out, queries)
+        Ok((out, queries))
     }
 
     /// Pages ranked by their best unit and what their units cover together,
@@ -269,9 +270,9 @@ impl Library {
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
         dense_weight: f64,
-    ) -> Vec<PageHit> {
+    ) -> Result<Vec<PageHit>, IndexError> {
         let base = Self::query_of(query);
-        let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages);
+        let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages)?;
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
         for s in units {
@@ -315,11 +316,11 @@ impl Library {
                     want_pages,
                     dense_weight,
                     &mut queries,
-                );
+                )?;
             }
         }
         assign_scores(&mut hits, self.rank.monotone_scores);
-        hits
+        Ok(hits)
     }
 
     /// Weighted reciprocal-rank fusion of the lexical page ranking with the
@@ -338,7 +339,7 @@ impl Library {
         want_pages: usize,
         weight: f64,
         queries: &mut HashMap<usize, SourceQuery>,
-    ) {
+    ) -> Result<(), IndexError> {
         let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
         for &si in sources {
@@ -349,7 +350,7 @@ impl Library {
             }
         }
         if dense.is_empty() {
-            return;
+            return Ok(());
         }
         dense.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut slot: HashMap<(usize, usize), usize> = hits
@@ -366,11 +367,14 @@ impl Library {
             let i = match slot.get(&(si, page)) {
                 Some(&i) => i,
                 None => {
-                    let q = queries
-                        .entry(si)
-                        .or_insert_with(|| SourceQuery::new(src, base, self.rank.typos));
+                    let q = match queries.entry(si) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert(SourceQuery::new(src, base, self.rank.typos)?)
+                        }
+                    };
                     let unit = src.unit_of(sec);
-                    let mask = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])[0];
+                    let mask = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])?[0];
                     slot.insert((si, page), hits.len());
                     hits.push(PageHit {
                         source: si,
@@ -413,6 +417,7 @@ impl Library {
             h.rank = (1.0 - weight) * rrf(lex) + weight * rrf(dense_rank[i]);
         }
         sort_hits(hits, |h| h.rank);
+        Ok(())
     }
 }
 
@@ -452,7 +457,11 @@ fn round3(x: f64) -> f64 {
 /// For each unit (by its first section), which query groups it covers: a
 /// group counts when its whole form or all of its parts occur in any part of
 /// the unit (text, headings, page title or description).
-fn unit_masks(src: &LoadedSource, groups: &[TermGroup], units: &[(usize, f32, usize)]) -> Vec<u64> {
+fn unit_masks(
+    src: &LoadedSource,
+    groups: &[TermGroup],
+    units: &[(usize, f32, usize)],
+) -> Result<Vec<u64>, IndexError> {
     // Distinct terms to look up, and for each group which term bits it needs.
     let mut terms: Vec<String> = Vec::new();
     let bit = |t: &String, terms: &mut Vec<String>| -> u64 {
@@ -485,12 +494,12 @@ fn unit_masks(src: &LoadedSource, groups: &[TermGroup], units: &[(usize, f32, us
             owner.push(u);
         }
     }
-    let found = src.index.contains(&terms, &secs);
+    let found = src.index.contains(&terms, &secs)?;
     let mut term_masks = vec![0u64; units.len()];
     for (k, m) in found.into_iter().enumerate() {
         term_masks[owner[k]] |= m;
     }
-    term_masks
+    Ok(term_masks
         .into_iter()
         .map(|have| {
             let mut mask = 0u64;
@@ -503,18 +512,21 @@ fn unit_masks(src: &LoadedSource, groups: &[TermGroup], units: &[(usize, f32, us
             }
             mask
         })
-        .collect()
+        .collect())
 }
 
 /// IDF weight of each query group in one source: rare words count more; a
 /// word absent from the docs counts most.
-fn group_weights(src: &LoadedSource, groups: &[TermGroup]) -> Vec<f64> {
+fn group_weights(src: &LoadedSource, groups: &[TermGroup]) -> Result<Vec<f64>, IndexError> {
     let n = src.index.num_docs().max(1) as f64;
     groups
         .iter()
         .map(|g| {
-            let df = g.terms.first().map(|t| src.index.doc_freq(t)).unwrap_or(0) as f64;
-            ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(0.05)
+            let df = match g.terms.first() {
+                Some(t) => src.index.doc_freq(t)? as f64,
+                None => 0.0,
+            };
+            Ok(((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(0.05))
         })
         .collect()
 }
@@ -581,21 +593,27 @@ mod tests {
                 sec(C, "Volume", "v", "Audio buses mix volume.", 0),
             ],
         );
-        let hits = lib.rank_pages(&[0], "paralax backround", None, 5, 0.0);
+        let hits = lib
+            .rank_pages(&[0], "paralax backround", None, 5, 0.0)
+            .unwrap();
         assert!(!hits.is_empty(), "a misspelled query found nothing");
         assert!(hits.iter().all(|h| h.page != 2), "unrelated page matched");
         let groups = lib.sources[0]
             .index
-            .correct(&query_groups("paralax backround"));
+            .correct(&query_groups("paralax backround"))
+            .unwrap();
         assert!(groups.iter().all(|g| g.corrected), "{groups:?}");
         assert_eq!(groups[0].terms, ["parallax"]);
         // A word the docs have is never "corrected", and short words are left alone.
         let groups = lib.sources[0]
             .index
-            .correct(&query_groups("parallax volum sky"));
+            .correct(&query_groups("parallax volum sky"))
+            .unwrap();
         assert!(!groups[0].corrected && !groups[2].corrected, "{groups:?}");
         // Corrected words count for less than the real ones.
-        let exact = lib.rank_pages(&[0], "parallax background", None, 5, 0.0);
+        let exact = lib
+            .rank_pages(&[0], "parallax background", None, 5, 0.0)
+            .unwrap();
         assert!(
             exact[0].score > hits[0].score,
             "{} vs {}",
@@ -617,7 +635,9 @@ mod tests {
                 sec(B, "signal", "x", "signal signal signal basics.", 0),
             ],
         );
-        let units = lib.rank_sections(&[0], "signal orphan children", None, 5);
+        let units = lib
+            .rank_sections(&[0], "signal orphan children", None, 5)
+            .unwrap();
         let from_a: Vec<_> = units
             .iter()
             .filter(|u| u.section == 1 || u.section == 2)
@@ -628,7 +648,9 @@ mod tests {
             "the two parts answered separately: {units:?}"
         );
         assert!((from_a[0].coverage - 1.0).abs() < 1e-9, "{:?}", from_a[0]);
-        let pages = lib.rank_pages(&[0], "signal orphan children", None, 5, 0.0);
+        let pages = lib
+            .rank_pages(&[0], "signal orphan children", None, 5, 0.0)
+            .unwrap();
         assert_eq!(pages[0].page, 0, "{pages:?}");
     }
 
@@ -649,7 +671,7 @@ mod tests {
             ],
         );
         for q in ["tween easing timer", "tween", "timer node easing curves"] {
-            let hits = lib.rank_pages(&[0], q, None, 5, 0.0);
+            let hits = lib.rank_pages(&[0], q, None, 5, 0.0).unwrap();
             assert!(hits.len() >= 2, "{q}: {hits:?}");
             for w in hits.windows(2) {
                 assert!(

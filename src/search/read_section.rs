@@ -38,7 +38,7 @@ const MAX_URL_SUGGESTIONS: usize = 3;
 /// [`PAGE_CHARS`] characters.
 pub fn read_section(lib: &Library, args: &ReadSectionArgs) -> Result<ReadSectionResult, ToolError> {
     if !matches!(args.outline_depth, 2 | 3) {
-        return Err(ToolError(format!(
+        return Err(ToolError::invalid(format!(
             "outline_depth: must be one of 2, 3, got {}",
             args.outline_depth
         )));
@@ -266,7 +266,7 @@ pub struct TextPage<'a> {
 pub fn page_of(text: &str, offset: u64) -> Result<TextPage<'_>, ToolError> {
     let total = text.chars().count();
     let past_end = || {
-        ToolError(format!(
+        ToolError::invalid(format!(
             "offset {offset} is past the end of the section (total_chars {total}); \
              pass a next_offset from a previous call, or 0"
         ))
@@ -467,7 +467,7 @@ fn candidate_list(blocks: &[Block], indices: &[usize]) -> String {
 }
 
 fn ambiguous(page: &PageRef, blocks: &[Block], heading: &str, matches: &[usize]) -> ToolError {
-    ToolError(format!(
+    ToolError::invalid(format!(
         "heading '{heading}' matches {} sections of {}; pass one of: {}",
         matches.len(),
         page.page.url,
@@ -492,7 +492,7 @@ fn unknown_heading(page: &PageRef, blocks: &[Block], heading: &str) -> ToolError
         })
         .collect();
     if candidates.is_empty() {
-        return ToolError(format!(
+        return ToolError::invalid(format!(
             "no heading '{heading}' on {}: the page has no sections below its title; \
              call read_section without a heading to read it",
             page.page.url
@@ -501,7 +501,7 @@ fn unknown_heading(page: &PageRef, blocks: &[Block], heading: &str) -> ToolError
     // Best word overlap first, page order among equals.
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let indices: Vec<usize> = candidates.iter().map(|&(_, i)| i).collect();
-    ToolError(format!(
+    ToolError::invalid(format!(
         "no heading '{heading}' on {}; headings there include: {}",
         page.page.url,
         candidate_list(blocks, &indices)
@@ -561,7 +561,7 @@ fn unknown_url(lib: &Library, url: &str) -> ToolError {
             .collect();
         msg.push_str(&format!(". Closest known pages: {}", near.join(", ")));
     }
-    ToolError(msg)
+    ToolError::invalid(msg)
 }
 
 #[cfg(test)]
@@ -724,18 +724,22 @@ mod tests {
         // "tool" is in both PreToolUse and PostToolUse: ambiguous.
         let e = read_section(&l, &args(URL, Some("tooluse"))).unwrap_err();
         assert!(
-            e.0.contains("'Events > PreToolUse', 'Events > PostToolUse'"),
+            e.to_string()
+                .contains("'Events > PreToolUse', 'Events > PostToolUse'"),
             "{e}"
         );
         let e = read_section(&l, &args(URL, Some("Input"))).unwrap_err();
-        assert!(e.0.contains("'Events > PreToolUse > Input'"), "{e}");
+        assert!(
+            e.to_string().contains("'Events > PreToolUse > Input'"),
+            "{e}"
+        );
         let e = read_section(&l, &args(URL, Some("Example"))).unwrap_err();
-        assert!(e.0.contains("'Example (#example-1)'"), "{e}");
+        assert!(e.to_string().contains("'Example (#example-1)'"), "{e}");
         let r = read_section(&l, &args(URL, Some("Example (#example-1)"))).unwrap();
         assert_eq!(r.text, "## Example\n\nsecond");
         let e = read_section(&l, &args(URL, Some("Nope events"))).unwrap_err();
-        assert!(e.0.starts_with("no heading 'Nope events'"), "{e}");
-        assert!(e.0.contains("'Events'"), "{e}");
+        assert!(e.to_string().starts_with("no heading 'Nope events'"), "{e}");
+        assert!(e.to_string().contains("'Events'"), "{e}");
     }
 
     #[test]
@@ -766,9 +770,10 @@ mod tests {
     fn unknown_url_suggests_search_and_neighbours() {
         let e =
             read_section(&lib(), &args("https://old.example.com/docs/hooks", None)).unwrap_err();
-        assert!(e.0.contains("search_docs"), "{e}");
+        assert!(e.to_string().contains("search_docs"), "{e}");
         assert!(
-            e.0.contains("Closest known pages: https://docs.example.com/en/hooks"),
+            e.to_string()
+                .contains("Closest known pages: https://docs.example.com/en/hooks"),
             "{e}"
         );
     }
@@ -795,7 +800,7 @@ mod tests {
         assert_eq!(page_of(&text, 16_900).unwrap().text, "");
         assert!(page_of(&text, 16_901)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("past the end"));
         assert_eq!(page_of("", 0).unwrap().total_chars, 0);
         // A break too far back is not used.

@@ -133,10 +133,10 @@ fn typed<A: DeserializeOwned, R: Serialize>(
     f: impl FnOnce(&A) -> Result<R, ToolError>,
 ) -> Result<Value, ToolError> {
     let a: A = serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError(format!("invalid arguments: {e}")))?;
+        .map_err(|e| ToolError::invalid(format!("invalid arguments: {e}")))?;
     let r = f(&a)?;
     serde_json::to_value(r)
-        .map_err(|e| ToolError(format!("internal error: result not serializable: {e}")))
+        .map_err(|e| ToolError::invalid(format!("internal error: result not serializable: {e}")))
 }
 
 const AGENT_DOCS: &[ToolSpec] = &[
@@ -271,7 +271,11 @@ impl ToolRegistry {
         }
         Some(match (reg.spec.call)(lib, args) {
             Ok(value) => CallToolResult::structured(value),
-            Err(ToolError(msg)) => tool_error(msg),
+            Err(e @ ToolError::Invalid(_)) => tool_error(e.to_string()),
+            Err(e @ ToolError::Internal(_)) => {
+                tracing::error!(tool = name, "{e}");
+                tool_error(e.to_string())
+            }
         })
     }
 }

@@ -59,6 +59,20 @@ impl Drop for Mirror {
     }
 }
 
+/// Copy a directory tree (a site of the mirror, to edit it in a test).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
 /// Path of the docsnap binary built for these tests.
 pub fn docsnap() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_docsnap"))
