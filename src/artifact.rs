@@ -163,6 +163,7 @@ pub fn write(
     let snapshot_id = format!("{compact}-{}", &content[..12]);
     let parent = out.join(&meta.source).join(&meta.version);
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    remove_dead_temporaries(&parent);
     let tmp = parent.join(format!(".tmp-{snapshot_id}-{}", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
@@ -230,6 +231,53 @@ pub fn write(
     std::fs::rename(&tmp, &dest).map_err(io(&dest))?;
     sync_dir(&parent)?;
     Ok(dest)
+}
+
+/// Remove an artifact directory without ever leaving a half-deleted one
+/// visible: it is first renamed to a hidden temporary name (one atomic step),
+/// then deleted. A process killed mid-delete leaves only the hidden name,
+/// which the next write in that folder sweeps away.
+pub fn remove_artifact(dir: &Path) -> std::io::Result<()> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return std::fs::remove_dir_all(dir);
+    };
+    let hidden = parent.join(format!(
+        ".tmp-{}-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::rename(dir, &hidden)?;
+    if let Ok(f) = std::fs::File::open(parent) {
+        let _ = f.sync_all();
+    }
+    std::fs::remove_dir_all(&hidden)
+}
+
+/// Remove the `.tmp-<id>-<pid>` directories of writers that are no longer
+/// running (a build killed mid-write), so crashes do not leak disk. A
+/// directory whose writer may still be alive is left alone; where process
+/// liveness cannot be told (no `/proc`), nothing is removed.
+fn remove_dead_temporaries(parent: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(".tmp-")
+            .and_then(|rest| rest.rsplit('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// For each section, the index of its page in `pages` (sorted by URL).
@@ -411,6 +459,24 @@ mod tests {
         fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
             Err(serde::ser::Error::custom("cannot be written"))
         }
+    }
+
+    #[test]
+    fn temporaries_of_dead_writers_are_removed() {
+        let t = tempfile::tempdir().unwrap();
+        let dead = t.path().join(".tmp-20260101T000000Z-abc-4294967290");
+        let alive = t
+            .path()
+            .join(format!(".tmp-20260101T000000Z-abc-{}", std::process::id()));
+        let artifact = t.path().join("20260101T000000Z-abc");
+        for d in [&dead, &alive, &artifact] {
+            std::fs::create_dir(d).unwrap();
+        }
+        remove_dead_temporaries(t.path());
+        if Path::new("/proc/self").exists() {
+            assert!(!dead.exists(), "a dead writer's temporary is removed");
+        }
+        assert!(alive.exists() && artifact.exists());
     }
 
     #[test]

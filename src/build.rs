@@ -11,7 +11,7 @@ use crate::config::{Config, Source, VersionSpec};
 use crate::crawl::fetch::{FetchOptions, Fetcher, Validators};
 use crate::crawl::{self, CrawlStats, FetchedPage, Progress};
 use crate::model::{Page, Section};
-use crate::normalize::{self, godot_class, godot_class::GodotClass, BodyKind, Family};
+use crate::normalize::{self, godot_class::GodotClass};
 use crate::section::{self, SlugStyle};
 use crate::util::sha256_hex;
 
@@ -32,6 +32,10 @@ pub struct BuildOptions {
     /// Override of every source's requests per second (0 = unlimited).
     pub rate: Option<u32>,
     pub concurrency: Option<u32>,
+    /// Override of the per-request timeout (body included).
+    pub timeout: Option<std::time::Duration>,
+    /// Override of the retries after a failed attempt.
+    pub retries: Option<u32>,
     /// Pages that may fail after their retries; with more, no artifact is
     /// written (never a silently smaller snapshot).
     pub allow_failures: usize,
@@ -105,12 +109,15 @@ pub async fn build_version(
     version: &VersionSpec,
     opts: &BuildOptions,
 ) -> Result<VersionReport, BuildError> {
+    let defaults = FetchOptions::default();
     let fetch_opts = FetchOptions {
         mirror: opts.mirror.clone(),
         per_second: opts.rate.unwrap_or(source.rate.per_second),
         concurrency: opts.concurrency.unwrap_or(source.rate.concurrency),
         user_agent: format!("docsnap/{} (+{})", env!("CARGO_PKG_VERSION"), cfg.contact),
-        ..FetchOptions::default()
+        timeout: opts.timeout.unwrap_or(defaults.timeout),
+        retries: opts.retries.unwrap_or(defaults.retries),
+        ..defaults
     };
     let fetcher = Arc::new(Fetcher::new(fetch_opts)?);
 
@@ -207,15 +214,16 @@ pub async fn build_version(
     }
     for o in &mut crawled.outcomes {
         if let Some(e) = unnormalized.remove(&o.url) {
+            crawled.failed.push(format!("{}: {e}", o.url));
             o.error = Some(e);
             crawled.stats.failed += 1;
         }
     }
     // A failed page without an outcome of its own still counts.
-    let orphans: Vec<String> = unnormalized
-        .into_iter()
-        .map(|(url, e)| format!("{url}: {e}"))
-        .collect();
+    for (url, e) in unnormalized {
+        crawled.stats.failed += 1;
+        crawled.failed.push(format!("{url}: {e}"));
+    }
     // Pages answered 304 come from the previous snapshot unchanged.
     if let Some(p) = &prev {
         let not_modified: std::collections::HashSet<&str> = crawled
@@ -265,13 +273,7 @@ pub async fn build_version(
             }
         }
     }
-    let failures: Vec<String> = crawled
-        .outcomes
-        .iter()
-        .filter(|o| o.error.is_some() && !matches!(o.status, 404 | 410) && o.attempts > 0)
-        .map(|o| format!("{}: {}", o.url, o.error.clone().unwrap_or_default()))
-        .chain(orphans)
-        .collect();
+    let failures: Vec<String> = crawled.failed.clone();
     let broken: Vec<String> = crawled
         .outcomes
         .iter()
@@ -511,8 +513,9 @@ fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
 type Normalized = (Page, Vec<Section>, Option<GodotClass>);
 
 fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<Normalized, String> {
-    let n =
-        normalize::normalize(source.family, f.kind, &f.body, &f.url).map_err(|e| e.to_string())?;
+    let (n, class) =
+        normalize::normalize_with_class(source.family, f.kind, &f.body, &f.url, &f.path)
+            .map_err(|e| e.to_string())?;
     let title = if n.title.trim().is_empty() {
         f.title_hint.clone()
     } else {
@@ -537,19 +540,7 @@ fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<No
         etag: f.etag.clone(),
         last_modified: f.last_modified.clone(),
     };
-    // The class reference is also kept as structured data.
-    let class =
-        if source.family == Family::Sphinx && f.kind == BodyKind::Html && is_class_page(&f.path) {
-            godot_class::parse_class(&f.body, &f.url).ok()
-        } else {
-            None
-        };
     Ok((page, sections, class))
-}
-
-/// `classes/class_node` — a class-reference page, not the `classes/index`.
-fn is_class_page(path: &str) -> bool {
-    path.strip_prefix("classes/class_").is_some()
 }
 
 static MD_LINK_TEXT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

@@ -43,18 +43,8 @@ enum Cmd {
         /// Directory of artifacts.
         #[arg(long, default_value = "snapshots")]
         out: PathBuf,
-        /// Send every request for https://HOST/PATH to URL/HOST/PATH instead.
-        #[arg(long)]
-        mirror: Option<String>,
-        /// Requests per second per host for this run (0 = unlimited).
-        #[arg(long)]
-        rate: Option<u32>,
-        /// Requests in flight per host for this run.
-        #[arg(long)]
-        concurrency: Option<u32>,
-        /// Pages that may fail after their retries before the build fails.
-        #[arg(long, default_value_t = 0)]
-        allow_failures: usize,
+        #[command(flatten)]
+        fetch: FetchArgs,
         /// Write a new snapshot even when nothing changed (by default an
         /// unchanged version keeps its previous snapshot and says so).
         #[arg(long)]
@@ -163,12 +153,8 @@ enum Cmd {
         /// Directory of artifacts kept between runs (makes builds incremental).
         #[arg(long, default_value = "snapshots")]
         out: PathBuf,
-        /// Send every request for https://HOST/PATH to URL/HOST/PATH instead.
-        #[arg(long)]
-        mirror: Option<String>,
-        /// Requests per second per host for this run (0 = unlimited).
-        #[arg(long)]
-        rate: Option<u32>,
+        #[command(flatten)]
+        fetch: FetchArgs,
         /// Keep only the N newest published snapshots per (source, version).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         keep: Option<u64>,
@@ -224,27 +210,20 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Build {
             sources,
             out,
-            mirror,
-            rate,
-            concurrency,
-            allow_failures,
+            fetch,
             force,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let mirror = parse_mirror(mirror)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             let model = load_model(cli.model.as_deref())?;
-            run_build(
-                &cfg,
-                selected,
-                out,
-                mirror,
-                rate,
-                concurrency,
-                allow_failures,
+            let allow_failures = fetch.allow_failures;
+            let (bar, progress) = build_progress();
+            let opts = BuildOptions {
                 model,
                 force,
-            )
+                ..fetch.options(out, progress)?
+            };
+            run_build(&cfg, selected, opts, allow_failures, bar)
         }
         Cmd::Serve {
             stdio,
@@ -393,24 +372,16 @@ fn run(cli: Cli) -> Result<i32> {
             sources,
             publish_to,
             out,
-            mirror,
-            rate,
+            fetch,
             keep,
             report,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let mirror = parse_mirror(mirror)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             let opts = docsnap::rebuild::RebuildOptions {
                 build: BuildOptions {
-                    out,
-                    mirror,
-                    rate,
-                    concurrency: None,
-                    allow_failures: 0,
-                    progress: docsnap::rebuild::log_progress(),
                     model: load_model(cli.model.as_deref())?,
-                    force: false,
+                    ..fetch.options(out, docsnap::rebuild::log_progress())?
                 },
                 publish_to,
                 keep: keep.map(|k| k as usize),
@@ -574,18 +545,50 @@ fn load_library(
     Ok(lib)
 }
 
-#[allow(clippy::too_many_arguments)] // one parameter per `build` flag
-fn run_build(
-    cfg: &Config,
-    selected: Vec<&docsnap::config::Source>,
-    out: PathBuf,
-    mirror: Option<url::Url>,
+/// How `build` and `rebuild` fetch: where, how fast, how patiently.
+#[derive(clap::Args, Debug)]
+struct FetchArgs {
+    /// Send every request for https://HOST/PATH to URL/HOST/PATH instead.
+    #[arg(long)]
+    mirror: Option<String>,
+    /// Requests per second per host for this run (0 = unlimited).
+    #[arg(long)]
     rate: Option<u32>,
+    /// Requests in flight per host for this run.
+    #[arg(long)]
     concurrency: Option<u32>,
+    /// Seconds one request may take, body included, before it counts as
+    /// failed and is retried (a site that stalls mid-body).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+    /// Further attempts after the first for 429, 5xx, timeouts and truncated bodies.
+    #[arg(long)]
+    retries: Option<u32>,
+    /// Pages that may fail after their retries before the build fails.
+    #[arg(long, default_value_t = 0)]
     allow_failures: usize,
-    model: Option<Arc<docsnap::embed::StaticModel>>,
-    force: bool,
-) -> Result<i32> {
+}
+
+impl FetchArgs {
+    fn options(self, out: PathBuf, progress: build::BuildProgress) -> Result<BuildOptions> {
+        Ok(BuildOptions {
+            out,
+            mirror: parse_mirror(self.mirror)?,
+            rate: self.rate,
+            concurrency: self.concurrency,
+            timeout: self.timeout.map(std::time::Duration::from_secs),
+            retries: self.retries,
+            allow_failures: self.allow_failures,
+            progress,
+            model: None,
+            force: false,
+        })
+    }
+}
+
+/// Progress of a build: a bar on a terminal (returned, to be cleared
+/// between versions), log lines otherwise.
+fn build_progress() -> (Option<indicatif::ProgressBar>, build::BuildProgress) {
     let tty = std::io::stderr().is_terminal();
     let bar = if tty {
         let b = indicatif::ProgressBar::new(0);
@@ -600,9 +603,9 @@ fn run_build(
     } else {
         None
     };
-    let bar2 = bar.clone();
+    let shown = bar.clone();
     let progress: build::BuildProgress = Arc::new(move |src, ver, done, total| {
-        if let Some(b) = &bar2 {
+        if let Some(b) = &shown {
             b.set_prefix(format!("{src} {ver}"));
             b.set_length(total);
             b.set_position(done);
@@ -610,16 +613,16 @@ fn run_build(
             tracing::info!("{src} {ver}: {done}/{total} URLs");
         }
     });
-    let opts = BuildOptions {
-        out,
-        mirror,
-        rate,
-        concurrency,
-        allow_failures,
-        progress,
-        model,
-        force,
-    };
+    (bar, progress)
+}
+
+fn run_build(
+    cfg: &Config,
+    selected: Vec<&docsnap::config::Source>,
+    opts: BuildOptions,
+    allow_failures: usize,
+    bar: Option<indicatif::ProgressBar>,
+) -> Result<i32> {
     let rt = runtime()?;
     let mut total_failures = 0usize;
     let mut trouble = false;

@@ -256,7 +256,7 @@ fn prune_out(new: &Path) {
     let n = snaps.len().saturating_sub(OUT_KEEP);
     for old in snaps.into_iter().take(n) {
         if old != new {
-            if let Err(e) = std::fs::remove_dir_all(&old) {
+            if let Err(e) = crate::artifact::remove_artifact(&old) {
                 tracing::warn!("cannot remove old artifact {}: {e}", old.display());
             }
         }

@@ -91,3 +91,102 @@ fn a_page_that_does_not_normalize_fails_the_build() {
     assert_eq!(pages.len(), 47, "the 47 other pages are there");
     assert!(pages.iter().all(|p| p["url"] != BROKEN_URL));
 }
+
+/// Artifact directories of one (source, version) a server would consider.
+fn visible_artifacts(
+    out: &std::path::Path,
+    source: &str,
+    version: &str,
+) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(out.join(source).join(version)) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = rd
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Run docsnap and kill -9 it after `ms` milliseconds (if still running).
+fn killed_after(args: &[&str], ms: u64) {
+    let mut child = std::process::Command::new(common::docsnap())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env("DOCSNAP_LOG", "off")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn docsnap");
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    let _ = child.kill(); // SIGKILL on Unix
+    let _ = child.wait();
+}
+
+/// A few of `scripts/soak`'s crash trials: whatever moment a build or a
+/// publish is killed at, everything visible verifies and the next run
+/// completes. (The kill moments vary with the machine's speed; the checks
+/// hold at any moment, which is the point.)
+#[test]
+fn kill_9_never_leaves_a_partial_artifact_or_publish() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let out = t.path().join("out");
+    let pubdir = t.path().join("pub");
+    let out_s = out.to_str().unwrap();
+    let build = [
+        "build",
+        "--source",
+        "leapview",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        out_s,
+        "--rate",
+        "0",
+    ];
+    let (code, _, err) = run_docsnap(&build);
+    assert_eq!(code, 0, "{err}");
+    let mut forced = build.to_vec();
+    forced.push("--force");
+    for ms in [30, 120, 250, 400] {
+        killed_after(&forced, ms);
+        for v in ["3.1", "3.2"] {
+            let dirs = visible_artifacts(&out, "leapview", v);
+            assert!(!dirs.is_empty(), "the first snapshot of {v} is still there");
+            for d in dirs {
+                let (code, stdout, _) = run_docsnap(&["verify", d.to_str().unwrap()]);
+                assert_eq!(
+                    code,
+                    0,
+                    "killed after {ms} ms: {} is visible but does not verify\n{stdout}",
+                    d.display()
+                );
+            }
+        }
+        let (code, _, err) = run_docsnap(&forced);
+        assert_eq!(code, 0, "the run after a kill at {ms} ms completes\n{err}");
+    }
+
+    let snaps = visible_artifacts(&out, "leapview", "3.2");
+    let pub_s = pubdir.to_str().unwrap();
+    let first = snaps[0].to_str().unwrap();
+    let (code, _, err) = run_docsnap(&["publish", first, "--to", pub_s]);
+    assert_eq!(code, 0, "{err}");
+    for (i, ms) in [5u64, 20, 60, 150].into_iter().enumerate() {
+        let snap = snaps[(i + 1) % snaps.len()].to_str().unwrap();
+        killed_after(&["publish", snap, "--to", pub_s], ms);
+        let (code, stdout, _) = run_docsnap(&["verify", pub_s]);
+        assert_eq!(
+            code, 0,
+            "publish killed after {ms} ms: the publish directory does not verify\n{stdout}"
+        );
+        let (code, _, err) = run_docsnap(&["publish", snap, "--to", pub_s]);
+        assert_eq!(
+            code, 0,
+            "the publish after a kill at {ms} ms completes\n{err}"
+        );
+    }
+}

@@ -50,6 +50,11 @@ pub type PageSink = Arc<dyn Fn(&FetchedPage) + Send + Sync>;
 pub struct CrawlOutput {
     pub pages: Vec<FetchedPage>,
     pub outcomes: Vec<UrlOutcome>,
+    /// The URLs that failed (`url: why`), one per `stats.failed`: what makes
+    /// a build fail. Kept where the failure is decided, so no later reading
+    /// of the outcomes can miss one (a page never requested because
+    /// robots.txt was unavailable has no attempts, yet failed).
+    pub failed: Vec<String>,
     pub warnings: Vec<String>,
     pub stats: CrawlStats,
 }
@@ -309,11 +314,14 @@ pub async fn crawl_version(
         let r = match r {
             Ok(r) => r,
             Err(why) => {
-                match why {
-                    robots::Denied::Disallowed => out.stats.skipped_robots += 1,
-                    robots::Denied::Unavailable(_) => out.stats.failed += 1,
-                }
+                let failed = matches!(why, robots::Denied::Unavailable(_));
                 let why = why.to_string();
+                if failed {
+                    out.stats.failed += 1;
+                    out.failed.push(format!("{public}: {why}"));
+                } else {
+                    out.stats.skipped_robots += 1;
+                }
                 out.outcomes.push(UrlOutcome {
                     url: public,
                     fetched: fetched_url,
@@ -442,12 +450,14 @@ pub async fn crawl_version(
                     s => {
                         out.stats.failed += 1;
                         o.error = Some(format!("HTTP {s}"));
+                        out.failed.push(format!("{}: HTTP {s}", o.url));
                     }
                 }
                 out.outcomes.push(o);
             }
             Err(e) => {
                 out.stats.failed += 1;
+                out.failed.push(format!("{public}: {}", e.message));
                 out.outcomes.push(UrlOutcome {
                     url: public,
                     fetched: fetched_url,

@@ -61,6 +61,27 @@ pub enum NormalizeError {
     NoContent { url: String, why: String },
 }
 
+/// [`normalize`], and for a page of the Godot class reference (a Sphinx
+/// HTML page whose path [`godot_class::is_class_page`] recognizes) also its
+/// structured class record, both from one parse of the page. A class page
+/// whose record cannot be read fails as a whole: the class tools must never
+/// silently lack a class the search finds.
+pub fn normalize_with_class(
+    family: Family,
+    kind: BodyKind,
+    body: &str,
+    public_url: &str,
+    path: &str,
+) -> Result<(Normalized, Option<godot_class::GodotClass>), NormalizeError> {
+    if family == Family::Sphinx && kind == BodyKind::Html && godot_class::is_class_page(path) {
+        let doc = scraper::Html::parse_document(body);
+        let n = sphinx::normalize_doc(&doc, public_url)?;
+        let class = godot_class::parse_class_doc(&doc, public_url)?;
+        return Ok((n, Some(class)));
+    }
+    Ok((normalize(family, kind, body, public_url)?, None))
+}
+
 /// Normalize one fetched body with the adapter of its family.
 ///
 /// Markdown alternates of the Markdown families go to their adapters; HTML

@@ -139,14 +139,18 @@ fn title_from_head(doc: &Html) -> String {
 
 /// Normalize one Sphinx page: title from the `<h1>`, body without it.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
-    let doc = Html::parse_document(body);
-    let root = html::content_root(&doc, &*SEL_ROOTS, public_url, "div[itemprop=articleBody]")?;
+    normalize_doc(&Html::parse_document(body), public_url)
+}
+
+/// [`normalize`] of a page already parsed.
+pub fn normalize_doc(doc: &Html, public_url: &str) -> Result<Normalized, NormalizeError> {
+    let root = html::content_root(doc, &*SEL_ROOTS, public_url, "div[itemprop=articleBody]")?;
     let (h1, converted) = html::convert_without_h1(root, public_url, SphinxHooks::default());
     let mut title = h1.map(html::plain_text).unwrap_or_default();
     if title.is_empty() {
-        title = title_from_head(&doc);
+        title = title_from_head(doc);
     }
-    let description = html::meta_description(&doc)
+    let description = html::meta_description(doc)
         .map(|d| html::truncate_chars(&d, 200))
         .unwrap_or_else(|| {
             let d = html::description_from_paragraphs(

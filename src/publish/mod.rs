@@ -211,12 +211,21 @@ fn write_catalog(dir: &Path, cat: &Catalog) -> Result<(), PublishError> {
     write_atomic(&p, &bytes)
 }
 
+/// A small text file of a publish directory; bytes that are not UTF-8 are
+/// corruption (a flipped bit), not an I/O trouble.
+fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, PublishError> {
+    std::str::from_utf8(bytes).map_err(|_| PublishError::Corrupt {
+        path: path.to_path_buf(),
+        message: "not text (invalid UTF-8)".into(),
+    })
+}
+
 /// The snapshot id `DIR/<source>/<version>/latest` names, if any.
 pub fn read_latest(version_dir: &Path) -> Result<Option<String>, PublishError> {
     let p = version_dir.join(LATEST);
-    match std::fs::read_to_string(&p) {
-        Ok(s) => {
-            let id = s.trim().to_string();
+    match std::fs::read(&p) {
+        Ok(bytes) => {
+            let id = text_of(&p, &bytes)?.trim().to_string();
             if !is_safe_name(&id) {
                 return Err(PublishError::Corrupt {
                     path: p,
@@ -638,11 +647,21 @@ fn remove_snapshot_files(vdir: &Path, id: &str) -> Result<(), PublishError> {
 pub fn check_sums(archive: &Path) -> Result<(), PublishError> {
     let (vdir, id) = split_archive_path(archive)?;
     let sums_path = vdir.join(format!("{id}.SHA256SUMS"));
-    let text = std::fs::read_to_string(&sums_path).map_err(io_err(&sums_path))?;
-    let sums = archive::parse_sums(&text).ok_or_else(|| PublishError::Corrupt {
-        path: sums_path.clone(),
-        message: "not in sha256sum format".into(),
-    })?;
+    let bytes = match std::fs::read(&sums_path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(PublishError::Corrupt {
+                path: sums_path,
+                message: format!("missing beside {}", archive.display()),
+            })
+        }
+        Err(e) => return Err(io_err(&sums_path)(e)),
+    };
+    let sums =
+        archive::parse_sums(text_of(&sums_path, &bytes)?).ok_or_else(|| PublishError::Corrupt {
+            path: sums_path.clone(),
+            message: "not in sha256sum format".into(),
+        })?;
     let archive_name = format!("{id}.tar.zst");
     if !sums.iter().any(|(n, _)| *n == archive_name) {
         return Err(PublishError::Corrupt {
@@ -833,7 +852,7 @@ pub fn materialize_latest(
             let tmp = TempDir::new_in(&dest_parent, &id)?;
             let (dir, _) = unpack_verified(&archive, tmp.path(), true)?;
             if dest.exists() {
-                std::fs::remove_dir_all(&dest).map_err(io_err(&dest))?;
+                artifact::remove_artifact(&dest).map_err(io_err(&dest))?;
             }
             std::fs::rename(&dir, &dest).map_err(io_err(&dest))?;
             sync_dir(&dest_parent)
@@ -842,7 +861,7 @@ pub fn materialize_latest(
             Ok(()) => {
                 for other in visible_dirs(&dest_parent)? {
                     if other != dest {
-                        let _ = std::fs::remove_dir_all(&other);
+                        let _ = artifact::remove_artifact(&other);
                     }
                 }
                 out.artifacts.push(dest);

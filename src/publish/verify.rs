@@ -95,7 +95,7 @@ pub fn verify_path(path: &Path) -> Result<VerifyReport, PublishError> {
             );
             Ok(((), line))
         })?;
-    } else if path.join(CATALOG).is_file() {
+    } else if path.join(CATALOG).is_file() || has_published_archives(path)? {
         verify_publish_dir(path, &mut r)?;
     } else if path.join(super::LATEST).is_file() {
         verify_version_dir(path, None, &mut r)?;
@@ -142,8 +142,31 @@ fn verify_archive(path: &Path) -> Result<(Manifest, String), PublishError> {
     Ok((m, line))
 }
 
+/// Whether `dir` holds `SOURCE/VERSION/<id>.tar.zst` archives: a publish
+/// directory even when its catalog is gone.
+fn has_published_archives(dir: &Path) -> Result<bool, PublishError> {
+    for (_, _, vdir) in version_dirs(dir)? {
+        let rd = std::fs::read_dir(&vdir).map_err(super::io_err(&vdir))?;
+        if rd
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".tar.zst"))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn verify_publish_dir(dir: &Path, r: &mut VerifyReport) -> Result<(), PublishError> {
     let cat_path = dir.join(CATALOG);
+    if !cat_path.is_file() {
+        // Publishing writes the catalog before it moves any `latest`, so
+        // archives without a catalog mean it was lost.
+        r.problems.push(format!(
+            "{}: missing, but the directory holds published archives",
+            cat_path.display()
+        ));
+    }
     let cat = match read_catalog(dir) {
         Ok(c) => {
             r.checked.push(format!(
@@ -225,11 +248,19 @@ fn verify_publish_dir(dir: &Path, r: &mut VerifyReport) -> Result<(), PublishErr
         let ids = listed.get(&(source.clone(), version.clone()));
         verify_version_dir(&vdir, Some((ids, cat.is_some())), r)?;
     }
-    for (source, version) in listed.keys() {
+    for ((source, version), ids) in &listed {
         if !dir.join(source).join(version).join(super::LATEST).is_file() {
-            r.notes.push(format!(
-                "{source} {version}: published snapshots but no `latest` yet (an interrupted first publish?)"
-            ));
+            // Only the first publish of a version can stop between catalog
+            // and `latest`; with two snapshots listed, one publish finished
+            // and wrote a `latest` that is now gone.
+            let msg = format!("{source} {version}: published snapshots but no `latest`");
+            if ids.len() > 1 {
+                r.problems
+                    .push(format!("{msg} ({} listed: it was removed)", ids.len()));
+            } else {
+                r.notes
+                    .push(format!("{msg} yet (an interrupted first publish?)"));
+            }
         }
     }
     note_temporaries(dir, r);
