@@ -190,3 +190,99 @@ fn kill_9_never_leaves_a_partial_artifact_or_publish() {
         );
     }
 }
+
+/// `scripts/fault_proxy.py` in front of the mirror; killed when dropped.
+struct FaultProxy {
+    child: std::process::Child,
+    url: String,
+}
+
+impl FaultProxy {
+    fn start(upstream: &str, args: &[&str]) -> FaultProxy {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fault_proxy.py"))
+            .arg(upstream)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start fault_proxy.py");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect(&line)
+            .to_string();
+        FaultProxy { child, url }
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// robots.txt that cannot be read stops the crawl of its host: every page
+/// is a failure (never requested), so the build fails instead of quietly
+/// writing nothing and exiting 0.
+#[test]
+fn an_unavailable_robots_txt_fails_the_build() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let proxy = FaultProxy::start(&mirror.url, &["--robots-503"]);
+    let out = t.path().join("out");
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--source",
+        "leapview",
+        "--mirror",
+        &proxy.url,
+        "--out",
+        out.to_str().unwrap(),
+        "--rate",
+        "0",
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("robots.txt"), "the cause is named:\n{err}");
+    assert!(visible_artifacts(&out, "leapview", "3.2").is_empty());
+}
+
+/// A page that stalls mid-body times out, is retried, and then fails the
+/// build, naming the page; nothing is written.
+#[test]
+fn a_page_that_stalls_mid_body_fails_the_build() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let proxy = FaultProxy::start(&mirror.url, &["--stall", "/v3.2/cli/login"]);
+    let out = t.path().join("out");
+    let (code, _, err) = run_docsnap(&[
+        "build",
+        "--source",
+        "leapview",
+        "--mirror",
+        &proxy.url,
+        "--out",
+        out.to_str().unwrap(),
+        "--rate",
+        "0",
+        "--timeout",
+        "1",
+        "--retries",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cli/login"), "the page is named:\n{err}");
+    assert!(visible_artifacts(&out, "leapview", "3.2").is_empty());
+    assert_eq!(
+        visible_artifacts(&out, "leapview", "3.1").len(),
+        1,
+        "3.1 is unaffected"
+    );
+}
