@@ -54,18 +54,39 @@ pub fn content_sha256(pages: &[Page]) -> String {
 }
 
 /// Current time as ISO 8601 UTC and as the compact form used in snapshot ids.
-fn now_stamps() -> (String, String) {
-    let now = time::OffsetDateTime::now_utc();
+/// ISO and compact stamps for a new snapshot in `parent`: now, or one second
+/// past the newest snapshot already there. Snapshot ids sort by their stamp
+/// and "newest" means last in that order, so two snapshots made within one
+/// second must not tie (their hashes would decide which one is served).
+fn stamps_after(parent: &Path) -> (String, String) {
+    let compact_fmt =
+        time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    let mut now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+    let newest = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stamp = name.split('-').next()?.to_string();
+            time::PrimitiveDateTime::parse(&stamp, &compact_fmt)
+                .ok()
+                .map(|t| t.assume_utc())
+        })
+        .max();
+    if let Some(t) = newest {
+        if t >= now {
+            now = t + time::Duration::seconds(1);
+        }
+    }
     let iso = now
         .format(&time::macros::format_description!(
             "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
         ))
         .unwrap_or_default();
-    let compact = now
-        .format(&time::macros::format_description!(
-            "[year][month][day]T[hour][minute][second]Z"
-        ))
-        .unwrap_or_default();
+    let compact = now.format(&compact_fmt).unwrap_or_default();
     (iso, compact)
 }
 
@@ -101,6 +122,13 @@ pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Result<Vec<u8>, serde_json:
 /// Read a JSON-lines file.
 pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, ArtifactError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
+    parse_jsonl(path, &text)
+}
+
+fn parse_jsonl<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+) -> Result<Vec<T>, ArtifactError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
@@ -159,10 +187,10 @@ pub fn write(
     extras: &[(&str, Vec<u8>)],
 ) -> Result<PathBuf, ArtifactError> {
     let content = content_sha256(pages);
-    let (created_at, compact) = now_stamps();
-    let snapshot_id = format!("{compact}-{}", &content[..12]);
     let parent = out.join(&meta.source).join(&meta.version);
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let (created_at, compact) = stamps_after(&parent);
+    let snapshot_id = format!("{compact}-{}", &content[..12]);
     remove_dead_temporaries(&parent);
     let tmp = parent.join(format!(".tmp-{snapshot_id}-{}", std::process::id()));
     if tmp.exists() {
@@ -355,6 +383,84 @@ pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
     Ok(m)
 }
 
+/// What a build needs first of its previous snapshot: the manifest and the
+/// pages (validators for conditional requests, records of unchanged pages).
+/// Sections and class records are read later, and only when a new snapshot
+/// is written ([`load_sections`], [`read_listed_jsonl`]).
+#[derive(Debug, Clone)]
+pub struct PreviousPages {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub pages: Vec<Page>,
+}
+
+/// Parse one file the manifest lists, after checking its sha256 against the
+/// manifest: what a build reuses is verified like what a server loads.
+pub fn read_listed_jsonl<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+) -> Result<Vec<T>, ArtifactError> {
+    let path = dir.join(name);
+    let Some(want) = manifest.files.get(name) else {
+        return Err(ArtifactError::Corrupt {
+            path,
+            message: "not listed in the manifest".into(),
+        });
+    };
+    let bytes = std::fs::read(&path).map_err(io(&path))?;
+    let got = sha256_hex(&bytes);
+    if &got != want {
+        return Err(ArtifactError::Corrupt {
+            path,
+            message: format!("sha256 {got} does not match the manifest's {want}"),
+        });
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|_| ArtifactError::Corrupt {
+        path: path.clone(),
+        message: "not UTF-8".into(),
+    })?;
+    parse_jsonl(&path, text)
+}
+
+/// The manifest and verified pages of an artifact directory.
+pub fn load_pages(dir: &Path) -> Result<PreviousPages, ArtifactError> {
+    let manifest = read_manifest(dir)?;
+    if manifest.schema_version != SCHEMA_VERSION {
+        return Err(ArtifactError::Corrupt {
+            path: dir.to_path_buf(),
+            message: format!(
+                "schema_version {} is not the supported {}",
+                manifest.schema_version, SCHEMA_VERSION
+            ),
+        });
+    }
+    let pages: Vec<Page> = read_listed_jsonl(dir, &manifest, "pages.jsonl")?;
+    if pages.len() as u64 != manifest.counts.pages {
+        return Err(ArtifactError::Corrupt {
+            path: dir.join("pages.jsonl"),
+            message: "page count differs from the manifest".into(),
+        });
+    }
+    Ok(PreviousPages {
+        dir: dir.to_path_buf(),
+        manifest,
+        pages,
+    })
+}
+
+/// The verified sections of an artifact directory whose manifest is known.
+pub fn load_sections(dir: &Path, manifest: &Manifest) -> Result<Vec<Section>, ArtifactError> {
+    let sections: Vec<Section> = read_listed_jsonl(dir, manifest, "sections.jsonl")?;
+    if sections.len() as u64 != manifest.counts.sections {
+        return Err(ArtifactError::Corrupt {
+            path: dir.join("sections.jsonl"),
+            message: "section count differs from the manifest".into(),
+        });
+    }
+    Ok(sections)
+}
+
 /// Load and verify an artifact directory.
 pub fn load(dir: &Path) -> Result<Artifact, ArtifactError> {
     let manifest = verify(dir)?;
@@ -477,6 +583,39 @@ mod tests {
             assert!(!dead.exists(), "a dead writer's temporary is removed");
         }
         assert!(alive.exists() && artifact.exists());
+    }
+
+    #[test]
+    fn snapshots_made_within_one_second_sort_in_the_order_they_were_made() {
+        let t = tempfile::tempdir().unwrap();
+        let meta = ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            embedding: None,
+        };
+        let page = |md: &str| Page {
+            url: "https://d.example/a".into(),
+            title: "A".into(),
+            description: String::new(),
+            markdown: md.into(),
+            sha256: crate::util::sha256_hex(md.as_bytes()),
+            path: "a".into(),
+            etag: None,
+            last_modified: None,
+        };
+        // Content hashes chosen in both orders: the hash never decides.
+        let mut made = Vec::new();
+        for md in ["one", "two", "three", "four"] {
+            made.push(write(t.path(), &meta, &[page(md)], &[], &[], &[]).unwrap());
+        }
+        let mut sorted = made.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted, made,
+            "names sort in the order the snapshots were made"
+        );
+        assert_eq!(previous(t.path(), "s", "v").as_ref(), made.last());
     }
 
     #[test]

@@ -127,7 +127,7 @@ pub async fn build_version(
     // from scratch) and the summary says why.
     let mut prev_warning = None;
     let prev = match artifact::previous(&opts.out, &source.id, &version.label) {
-        Some(d) => match artifact::load(&d) {
+        Some(d) => match artifact::load_pages(&d) {
             Ok(p) => Some(p),
             Err(e) => {
                 prev_warning = Some(format!(
@@ -224,7 +224,9 @@ pub async fn build_version(
         crawled.stats.failed += 1;
         crawled.failed.push(format!("{url}: {e}"));
     }
-    // Pages answered 304 come from the previous snapshot unchanged.
+    // Pages answered 304 come from the previous snapshot unchanged; their
+    // sections and class records are read only if a snapshot is written.
+    let mut reused: std::collections::HashSet<String> = std::collections::HashSet::new();
     if let Some(p) = &prev {
         let not_modified: std::collections::HashSet<&str> = crawled
             .outcomes
@@ -232,37 +234,15 @@ pub async fn build_version(
             .filter(|o| o.status == 304)
             .map(|o| o.url.as_str())
             .collect();
-        let mut prev_secs: HashMap<&str, Vec<Section>> = HashMap::new();
-        for s in &p.sections {
-            if not_modified.contains(s.url.as_str()) {
-                prev_secs.entry(s.url.as_str()).or_default().push(s.clone());
-            }
-        }
-        let prev_classes: Vec<GodotClass> =
-            artifact::read_jsonl(&p.dir.join(CLASSES_FILE)).unwrap_or_default();
-        classes.extend(
-            prev_classes
-                .into_iter()
-                .filter(|c| not_modified.contains(c.url.as_str())),
-        );
         for pg in &p.pages {
             if not_modified.contains(pg.url.as_str()) {
-                sections_by_url.insert(
-                    pg.url.clone(),
-                    prev_secs.remove(pg.url.as_str()).unwrap_or_default(),
-                );
+                reused.insert(pg.url.clone());
                 pages.push(pg.clone());
             }
         }
     }
     pages.sort_by(|a, b| a.url.cmp(&b.url));
     pages.dedup_by(|a, b| a.url == b.url);
-    let mut sections = Vec::new();
-    for p in &pages {
-        if let Some(s) = sections_by_url.remove(&p.url) {
-            sections.extend(s);
-        }
-    }
 
     // Pages of the previous snapshot that this build no longer has.
     if let Some(p) = &prev {
@@ -297,12 +277,41 @@ pub async fn build_version(
                 && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
                 && p.manifest.embedding == embedding
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
+                // Kept only whole: a damaged snapshot is replaced, not kept
+                // as "unchanged" run after run.
+                && match artifact::verify(&p.dir) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        warnings.push(format!("previous snapshot damaged, writing a new one: {e}"));
+                        false
+                    }
+                }
         })
         .map(|p| p.dir.clone());
     let unchanged = unchanged_dir.is_some();
+    let mut sections = Vec::new();
     let dir = if unchanged || !writable {
         unchanged_dir
     } else {
+        if let (Some(p), false) = (&prev, reused.is_empty()) {
+            let t_reuse = std::time::Instant::now();
+            for s in artifact::load_sections(&p.dir, &p.manifest)? {
+                if reused.contains(&s.url) {
+                    sections_by_url.entry(s.url.clone()).or_default().push(s);
+                }
+            }
+            if p.manifest.files.contains_key(CLASSES_FILE) {
+                let prev_classes: Vec<GodotClass> =
+                    artifact::read_listed_jsonl(&p.dir, &p.manifest, CLASSES_FILE)?;
+                classes.extend(prev_classes.into_iter().filter(|c| reused.contains(&c.url)));
+            }
+            timings.normalize_ms += ms(t_reuse);
+        }
+        for p in &pages {
+            if let Some(s) = sections_by_url.remove(&p.url) {
+                sections.extend(s);
+            }
+        }
         classes.sort_by(|a, b| a.url.cmp(&b.url));
         classes.dedup_by(|a, b| a.url == b.url);
         let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
@@ -349,7 +358,12 @@ pub async fn build_version(
         version: version.label.clone(),
         artifact: dir,
         pages: pages.len(),
-        sections: sections.len(),
+        sections: if unchanged {
+            prev.as_ref()
+                .map_or(0, |p| p.manifest.counts.sections as usize)
+        } else {
+            sections.len()
+        },
         stats: crawled.stats,
         warnings,
         failures,
