@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::sha256_hex;
 
+/// How long after its last line a journal is still resumed from.
+pub const MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
 /// One finished URL.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Entry {
@@ -51,8 +54,24 @@ impl Journal {
     /// Open (or start) the journal in `dir`, reading what an earlier,
     /// interrupted build recorded.
     pub fn open(dir: &Path) -> std::io::Result<Journal> {
-        std::fs::create_dir_all(dir.join("bodies"))?;
         let path = dir.join("entries.jsonl");
+        // A journal last written long ago is another day's crawl (a build that
+        // failed and was run again on the next schedule): resuming from it
+        // would present yesterday's pages as today's. Start afresh.
+        let stale = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > MAX_AGE);
+        if stale {
+            tracing::warn!(
+                "{}: older than {} minutes, discarded (pages are fetched again)",
+                dir.display(),
+                MAX_AGE.as_secs() / 60
+            );
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::create_dir_all(dir.join("bodies"))?;
         let mut entries = HashMap::new();
         if let Ok(text) = std::fs::read_to_string(&path) {
             for line in text.lines() {
@@ -163,5 +182,40 @@ mod tests {
         assert!(j.get("https://a/x").is_none());
         j.remove().unwrap();
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_journal_from_another_day_is_not_resumed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".journal");
+        let j = Journal::open(&dir).unwrap();
+        let e = Entry {
+            url: "https://a/x".into(),
+            fetched: "https://a/x".into(),
+            final_url: "https://a/x".into(),
+            status: 200,
+            attempts: 1,
+            content_type: "text/html".into(),
+            etag: None,
+            last_modified: None,
+            body_sha256: String::new(),
+        };
+        j.record(e, b"<p>x</p>").unwrap();
+        drop(j);
+        assert_eq!(
+            Journal::open(&dir).unwrap().len(),
+            1,
+            "a fresh journal resumes"
+        );
+        let old = std::time::SystemTime::now() - MAX_AGE - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .append(true)
+            .open(dir.join("entries.jsonl"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let j = Journal::open(&dir).unwrap();
+        assert_eq!(j.len(), 0, "a stale journal is discarded");
+        assert!(j.get("https://a/x").is_none());
     }
 }
