@@ -698,7 +698,16 @@ pub fn collapse_ws(t: &str) -> String {
 
 /// Visible text of an element: boilerplate and permalink glyphs left out, whitespace collapsed.
 pub fn plain_text(el: ElementRef<'_>) -> String {
-    fn walk(node: NodeRef<'_>, out: &mut String) {
+    fn walk(node: NodeRef<'_>, out: &mut String, depth: usize) {
+        if depth >= MAX_DEPTH {
+            // Too deep for recursion: all of the text, iteratively.
+            for d in node.descendants() {
+                if let Node::Text(t) = d.value() {
+                    out.push_str(t);
+                }
+            }
+            return;
+        }
         for child in node.children() {
             match child.value() {
                 Node::Text(t) => out.push_str(t),
@@ -714,14 +723,14 @@ pub fn plain_text(el: ElementRef<'_>) -> String {
                     if e.name() == "br" {
                         out.push(' ');
                     }
-                    walk(child, out);
+                    walk(child, out, depth + 1);
                 }
                 _ => {}
             }
         }
     }
     let mut s = String::new();
-    walk(*el, &mut s);
+    walk(*el, &mut s, 0);
     collapse_ws(&s)
 }
 
@@ -748,7 +757,16 @@ pub struct Converter<'a, H: Hooks> {
     in_link: u32,
     in_strong: u32,
     in_em: u32,
+    /// Elements open around the one being converted.
+    depth: usize,
 }
+
+/// Deepest element nesting converted with its structure. Real documentation
+/// content nests a few dozen levels; past this, an element's text is
+/// written as plain text (read iteratively). Hostile pages nest thousands of
+/// levels deep: without the bound the recursion overflows the stack and
+/// nested lists and superscripts grow quadratically with the depth.
+pub const MAX_DEPTH: usize = 96;
 
 impl<'a, H: Hooks> Converter<'a, H> {
     /// Links and images resolve against `public_url`; when it does not parse they are kept as written.
@@ -767,6 +785,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
             in_link: 0,
             in_strong: 0,
             in_em: 0,
+            depth: 0,
         }
     }
 
@@ -815,7 +834,17 @@ impl<'a, H: Hooks> Converter<'a, H> {
             Node::Text(t) => out.text(t, self.in_link > 0),
             Node::Element(_) => {
                 if let Some(el) = ElementRef::wrap(node) {
+                    if self.depth >= MAX_DEPTH {
+                        // Too deep to keep structure: the text, iteratively.
+                        for t in el.text() {
+                            out.text(t, self.in_link > 0);
+                        }
+                        out.space = true;
+                        return;
+                    }
+                    self.depth += 1;
                     self.element(el, out);
+                    self.depth -= 1;
                 }
             }
             _ => {}
@@ -1572,6 +1601,19 @@ impl<'a, H: Hooks> Converter<'a, H> {
         if cols == 0 {
             return;
         }
+        // Rows are padded to the widest so the Markdown reads as a grid,
+        // unless padding would outweigh the cells themselves (one wide row
+        // over many short ones): GFM fills missing cells by itself, and the
+        // output stays linear in the input.
+        let cells: usize = rows.iter().map(Vec::len).sum();
+        let pad_to = |r: &[String]| {
+            if cols * rows.len() <= 4 * cells + 64 {
+                cols
+            } else {
+                r.len()
+            }
+        };
+        let padded: Vec<usize> = rows.iter().map(|r| pad_to(r)).collect();
         let mut md = String::new();
         if let Some(cap) = caption {
             let t = self.cell(cap);
@@ -1580,9 +1622,9 @@ impl<'a, H: Hooks> Converter<'a, H> {
                 md.push_str("\n\n");
             }
         }
-        let mut body = rows.into_iter();
+        let mut body = rows.into_iter().zip(padded);
         let header: Vec<String> = if header_first {
-            body.next().unwrap_or_default()
+            body.next().map(|(r, _)| r).unwrap_or_default()
         } else {
             self.hooks.table_header(el, cols).unwrap_or_default()
         };
@@ -1591,9 +1633,9 @@ impl<'a, H: Hooks> Converter<'a, H> {
         for _ in 0..cols {
             md.push_str(" --- |");
         }
-        for r in body {
+        for (r, width) in body {
             md.push('\n');
-            push_row(&mut md, &r, cols);
+            push_row(&mut md, &r, width);
         }
         out.block();
         out.raw(&md);
