@@ -35,7 +35,9 @@ pub struct SearchArgs {
     #[serde(default)]
     pub kind: Option<String>,
     #[serde(default)]
-    pub limit: Option<i64>,
+    /// Read as a float so that any JSON integer the schema accepts
+    /// (`1e20` included) is "above 50, reduced to 50", never a type error.
+    pub limit: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -208,7 +210,7 @@ impl Library {
         }
         let limit = match args.limit {
             None => DEFAULT_LIMIT,
-            Some(n) if n < 1 => {
+            Some(n) if n < 1.0 => {
                 return Err(ToolError::invalid(format!(
                     "limit: must be at least 1, got {n}"
                 )))
