@@ -548,7 +548,10 @@ fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
         parts.push(acc);
     }
     if parts.len() <= 1 {
-        return vec![(0, text.to_string())];
+        // One part: the section is whole, its blank-line runs collapsed the
+        // way the parts are joined (the original could still be over the
+        // limit by those extra blank lines).
+        return vec![(0, parts.pop().unwrap_or_else(|| text.to_string()))];
     }
     parts
         .into_iter()
