@@ -136,6 +136,18 @@ fn is_mark(c: char) -> bool {
 /// without backticks, link and image text without targets, no emphasis
 /// markers, no HTML tags, backslash escapes resolved.
 pub fn heading_text(inline: &str) -> String {
+    heading_text_at(inline, 0)
+}
+
+/// Link texts nested deeper than this are kept as written: a hostile
+/// heading of thousands of nested links must neither overflow the stack nor
+/// take time quadratic in its depth.
+const MAX_LINK_NESTING: usize = 32;
+
+fn heading_text_at(inline: &str, depth: usize) -> String {
+    if depth > MAX_LINK_NESTING {
+        return inline.to_string();
+    }
     let mut out = String::with_capacity(inline.len());
     let chars: Vec<char> = inline.chars().collect();
     let mut i = 0;
@@ -173,7 +185,7 @@ pub fn heading_text(inline: &str) -> String {
                     if chars.get(close + 1) == Some(&'(') {
                         if let Some(paren) = matching_paren(&chars, close + 1) {
                             let text: String = chars[i + 1..close].iter().collect();
-                            out.push_str(&heading_text(&text));
+                            out.push_str(&heading_text_at(&text, depth + 1));
                             i = paren + 1;
                             continue;
                         }

@@ -515,7 +515,11 @@ fn build_tree(toks: Vec<Tok>) -> Vec<Node> {
             Tok::Code(s) => push_top(&mut stack, Node::Code(s)),
             Tok::Fence(s) => push_top(&mut stack, Node::Fence(s)),
             Tok::Open(e, self_closing, raw) => {
-                if self_closing || VOID.contains(&e.name.as_str()) {
+                if stack.len() > super::html::MAX_DEPTH {
+                    // Nested past any real page: kept as text, so rendering
+                    // (and dropping) the tree never recurses deeper.
+                    push_top(&mut stack, Node::Text(raw));
+                } else if self_closing || VOID.contains(&e.name.as_str()) {
                     push_top(&mut stack, Node::Elem(e));
                 } else {
                     stack.push((e, raw));
@@ -1132,6 +1136,10 @@ pub(crate) struct JsParser<'a> {
     src: &'a str,
     b: &'a [u8],
     pub pos: usize,
+    /// Arrays and objects open around the value being read: past
+    /// [`super::html::MAX_DEPTH`] the value is refused (hostile input nests
+    /// thousands deep; the descent must not overflow the stack).
+    depth: usize,
 }
 
 impl<'a> JsParser<'a> {
@@ -1140,6 +1148,7 @@ impl<'a> JsParser<'a> {
             src,
             b: src.as_bytes(),
             pos,
+            depth: 0,
         }
     }
 
@@ -1164,6 +1173,16 @@ impl<'a> JsParser<'a> {
     }
 
     pub(crate) fn value(&mut self) -> Option<Js> {
+        if self.depth >= super::html::MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let v = self.value_here();
+        self.depth -= 1;
+        v
+    }
+
+    fn value_here(&mut self) -> Option<Js> {
         self.ws();
         match self.peek()? {
             b'"' | b'\'' | b'`' => self.string().map(Js::Str),
