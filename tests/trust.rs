@@ -227,6 +227,16 @@ impl Drop for FaultProxy {
     }
 }
 
+/// `docsnap build --source leapview` from `mirror` into `out`, rate off.
+fn build_leapview(mirror: &str, out: &std::path::Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["build", "--source", "leapview", "--mirror", mirror, "--out"];
+    args.push(out.to_str().unwrap());
+    args.extend(["--rate", "0"]);
+    args.extend_from_slice(extra);
+    let (code, _, err) = run_docsnap(&args);
+    (code, err)
+}
+
 /// robots.txt that cannot be read stops the crawl of its host: every page
 /// is a failure (never requested), so the build fails instead of quietly
 /// writing nothing and exiting 0.
@@ -236,19 +246,7 @@ fn an_unavailable_robots_txt_fails_the_build() {
     let mirror = Mirror::start(None, &[]);
     let proxy = FaultProxy::start(&mirror.url, &["--robots-503"]);
     let out = t.path().join("out");
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &proxy.url,
-        "--out",
-        out.to_str().unwrap(),
-        "--rate",
-        "0",
-        "--retries",
-        "0",
-    ]);
+    let (code, err) = build_leapview(&proxy.url, &out, &["--retries", "0"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("robots.txt"), "the cause is named:\n{err}");
     assert!(visible_artifacts(&out, "leapview", "3.2").is_empty());
@@ -262,21 +260,7 @@ fn a_page_that_stalls_mid_body_fails_the_build() {
     let mirror = Mirror::start(None, &[]);
     let proxy = FaultProxy::start(&mirror.url, &["--stall", "/v3.2/cli/login"]);
     let out = t.path().join("out");
-    let (code, _, err) = run_docsnap(&[
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &proxy.url,
-        "--out",
-        out.to_str().unwrap(),
-        "--rate",
-        "0",
-        "--timeout",
-        "1",
-        "--retries",
-        "1",
-    ]);
+    let (code, err) = build_leapview(&proxy.url, &out, &["--timeout", "1", "--retries", "1"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("cli/login"), "the page is named:\n{err}");
     assert!(visible_artifacts(&out, "leapview", "3.2").is_empty());
