@@ -347,15 +347,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, ArtifactError> {
 /// file is missing or unlisted.
 pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
     let m = read_manifest(dir)?;
-    if m.schema_version != SCHEMA_VERSION {
-        return Err(ArtifactError::Corrupt {
-            path: dir.to_path_buf(),
-            message: format!(
-                "schema_version {} is not the supported {}",
-                m.schema_version, SCHEMA_VERSION
-            ),
-        });
-    }
+    check_schema(dir, &m)?;
     let actual = hash_tree(dir)?;
     for (rel, want) in &m.files {
         match actual.get(rel) {
@@ -426,15 +418,7 @@ pub fn read_listed_jsonl<T: serde::de::DeserializeOwned>(
 /// The manifest and verified pages of an artifact directory.
 pub fn load_pages(dir: &Path) -> Result<PreviousPages, ArtifactError> {
     let manifest = read_manifest(dir)?;
-    if manifest.schema_version != SCHEMA_VERSION {
-        return Err(ArtifactError::Corrupt {
-            path: dir.to_path_buf(),
-            message: format!(
-                "schema_version {} is not the supported {}",
-                manifest.schema_version, SCHEMA_VERSION
-            ),
-        });
-    }
+    check_schema(dir, &manifest)?;
     let pages: Vec<Page> = read_listed_jsonl(dir, &manifest, "pages.jsonl")?;
     if pages.len() as u64 != manifest.counts.pages {
         return Err(ArtifactError::Corrupt {
@@ -459,6 +443,20 @@ pub fn load_sections(dir: &Path, manifest: &Manifest) -> Result<Vec<Section>, Ar
         });
     }
     Ok(sections)
+}
+
+/// Refuse a manifest of another schema version.
+fn check_schema(dir: &Path, m: &Manifest) -> Result<(), ArtifactError> {
+    if m.schema_version != SCHEMA_VERSION {
+        return Err(ArtifactError::Corrupt {
+            path: dir.to_path_buf(),
+            message: format!(
+                "schema_version {} is not the supported {}",
+                m.schema_version, SCHEMA_VERSION
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Load and verify an artifact directory.

@@ -1895,21 +1895,13 @@ fn jsonrpc_line(reg: &ToolRegistry) -> BoxedStrategy<String> {
         .prop_map(str::to_string),
         text(),
     ];
-    let tool = prop_oneof![
-        select(
-            &[
-                "search_docs",
-                "read_section",
-                "search_godot_docs",
-                "fetch_godot_doc",
-                "get_godot_class",
-                "get_godot_class_member",
-                "docs_search",
-            ][..]
-        )
-        .prop_map(str::to_string),
-        text(),
-    ];
+    // The tools the server lists, from the registry itself.
+    let names: Vec<String> = ToolRegistry::new(ToolFamily::ALL)
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let tool = prop_oneof![select(names), text()];
     prop_oneof![
         1 => lossy_bytes(300).prop_map(|s| s.replace(['\n', '\r'], " ")),
         1 => json_value().prop_map(|v| v.to_string()),

@@ -26,21 +26,7 @@ fn site_with_a_broken_page() -> tempfile::TempDir {
 }
 
 fn build(t: &tempfile::TempDir, mirror: &Mirror, extra: &[&str]) -> (i32, String) {
-    let out = t.path().join("out");
-    let mut args = vec![
-        "build",
-        "--source",
-        "leapview",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        out.to_str().unwrap(),
-        "--rate",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    let (code, _, err) = run_docsnap(&args);
-    (code, err)
+    build_leapview(&mirror.url, &t.path().join("out"), extra)
 }
 
 #[test]
