@@ -93,6 +93,8 @@ pub enum BuildError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(String),
     #[error("embedding sections: {0}")]
     Embed(#[from] crate::embed::EmbedError),
     #[error("serializing {what}: {source}")]
@@ -371,6 +373,67 @@ pub async fn build_version(
         unchanged,
         timings,
     })
+}
+
+/// One (source, version) of [`build_sources`] and how its build ended.
+#[derive(Debug)]
+pub struct VersionRun {
+    pub source: String,
+    pub version: String,
+    pub result: Result<VersionReport, BuildError>,
+}
+
+/// Build every version of every source in `sources`, up to `jobs` sources
+/// at once, calling `on_done` as each version ends; the runs come back in
+/// the order given.
+///
+/// Sources run side by side because a crawl spends most of its time waiting
+/// on the network, and one source's indexing can fill another's wait. Each
+/// source gets its own thread and async runtime, so that one source's
+/// CPU-bound stages never hold up another's fetches. The versions of one
+/// source share a host and run one after another: politeness per host is
+/// exactly what a lone build would have.
+pub fn build_sources(
+    cfg: &Config,
+    sources: &[&Source],
+    opts: &BuildOptions,
+    jobs: usize,
+    on_done: &(dyn Fn(&VersionRun) + Sync),
+) -> Vec<VersionRun> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Vec<VersionRun>>> =
+        sources.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, sources.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(s) = sources.get(i) else { break };
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                let mut runs = Vec::new();
+                for v in &s.versions {
+                    let result = match &rt {
+                        Ok(rt) => rt.block_on(build_version(cfg, s, v, opts)),
+                        Err(e) => Err(BuildError::Runtime(e.to_string())),
+                    };
+                    let run = VersionRun {
+                        source: s.id.clone(),
+                        version: v.label.clone(),
+                        result,
+                    };
+                    on_done(&run);
+                    runs.push(run);
+                }
+                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = runs;
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .flat_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
 }
 
 /// Milliseconds since `t`.

@@ -217,13 +217,14 @@ fn run(cli: Cli) -> Result<i32> {
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
             let model = load_model(cli.model.as_deref())?;
             let allow_failures = fetch.allow_failures;
-            let (bar, progress) = build_progress();
+            let jobs = fetch.jobs as usize;
+            let (bars, progress) = build_progress();
             let opts = BuildOptions {
                 model,
                 force,
                 ..fetch.options(out, progress)?
             };
-            run_build(&cfg, selected, opts, allow_failures, bar)
+            run_build(&cfg, selected, opts, allow_failures, jobs, bars)
         }
         Cmd::Serve {
             stdio,
@@ -378,6 +379,7 @@ fn run(cli: Cli) -> Result<i32> {
         } => {
             let cfg = Config::load(&cli.config)?;
             let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            let jobs = fetch.jobs as usize;
             let opts = docsnap::rebuild::RebuildOptions {
                 build: BuildOptions {
                     model: load_model(cli.model.as_deref())?,
@@ -385,8 +387,9 @@ fn run(cli: Cli) -> Result<i32> {
                 },
                 publish_to,
                 keep: keep.map(|k| k as usize),
+                jobs,
             };
-            let r = runtime()?.block_on(docsnap::rebuild::rebuild(&cfg, &selected, &opts));
+            let r = docsnap::rebuild::rebuild(&cfg, &selected, &opts);
             docsnap::diff::write_stdout(&r.render())?;
             if let Some(p) = report {
                 docsnap::publish::write_atomic(&p, r.markdown().as_bytes())?;
@@ -567,6 +570,10 @@ struct FetchArgs {
     /// Pages that may fail after their retries before the build fails.
     #[arg(long, default_value_t = 0)]
     allow_failures: usize,
+    /// Sources built at once (each on its own host; the versions of one
+    /// source always go one after another).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: u64,
 }
 
 impl FetchArgs {
@@ -586,34 +593,58 @@ impl FetchArgs {
     }
 }
 
-/// Progress of a build: a bar on a terminal (returned, to be cleared
-/// between versions), log lines otherwise.
-fn build_progress() -> (Option<indicatif::ProgressBar>, build::BuildProgress) {
-    let tty = std::io::stderr().is_terminal();
-    let bar = if tty {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    let shown = bar.clone();
+/// Progress bars of a build on a terminal: one per version being built,
+/// as several sources build at once.
+struct Bars {
+    multi: indicatif::MultiProgress,
+    bars: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl Bars {
+    fn update(&self, key: String, done: u64, total: u64) {
+        let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
+        let b = bars.entry(key).or_insert_with_key(|key| {
+            let b = self.multi.add(indicatif::ProgressBar::new(0));
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b.set_prefix(key.clone());
+            b
+        });
+        b.set_length(total);
+        b.set_position(done);
+    }
+
+    fn finish(&self, key: &str) {
+        let bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(b) = bars.get(key) {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Progress of a build: bars on a terminal (returned, to be cleared as
+/// versions end), log lines otherwise.
+fn build_progress() -> (Option<Arc<Bars>>, build::BuildProgress) {
+    let bars = std::io::stderr().is_terminal().then(|| {
+        Arc::new(Bars {
+            multi: indicatif::MultiProgress::new(),
+            bars: Default::default(),
+        })
+    });
+    let shown = bars.clone();
     let progress: build::BuildProgress = Arc::new(move |src, ver, done, total| {
         if let Some(b) = &shown {
-            b.set_prefix(format!("{src} {ver}"));
-            b.set_length(total);
-            b.set_position(done);
+            b.update(format!("{src} {ver}"), done, total);
         } else if done == total || done % 50 == 0 {
             tracing::info!("{src} {ver}: {done}/{total} URLs");
         }
     });
-    (bar, progress)
+    (bars, progress)
 }
 
 fn run_build(
@@ -621,48 +652,48 @@ fn run_build(
     selected: Vec<&docsnap::config::Source>,
     opts: BuildOptions,
     allow_failures: usize,
-    bar: Option<indicatif::ProgressBar>,
+    jobs: usize,
+    bars: Option<Arc<Bars>>,
 ) -> Result<i32> {
-    let rt = runtime()?;
     let mut total_failures = 0usize;
     let mut trouble = false;
     let mut reports = Vec::new();
-    for s in selected {
-        for v in &s.versions {
-            let r = rt.block_on(build::build_version(cfg, s, v, &opts));
-            if let Some(b) = &bar {
-                b.finish_and_clear();
-                b.reset();
-            }
-            match r {
-                Ok(rep) => {
-                    let t = &rep.timings;
-                    tracing::info!(
-                        "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms, index+write {} ms",
-                        rep.source,
-                        rep.version,
-                        t.crawl_ms,
-                        t.normalize_ms,
-                        t.embed_ms,
-                        t.write_ms
-                    );
-                    for w in &rep.warnings {
-                        tracing::warn!("{} {}: {w}", rep.source, rep.version);
-                    }
-                    for f in &rep.failures {
-                        tracing::error!("{} {}: failed: {f}", rep.source, rep.version);
-                    }
-                    for b in &rep.broken {
-                        tracing::warn!("{} {}: broken link: {b}", rep.source, rep.version);
-                    }
-                    total_failures += rep.failures.len();
-                    reports.push(rep);
+    let on_done = |run: &build::VersionRun| {
+        if let Some(b) = &bars {
+            b.finish(&format!("{} {}", run.source, run.version));
+        }
+        match &run.result {
+            Ok(rep) => {
+                let t = &rep.timings;
+                tracing::info!(
+                    "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms, index+write {} ms",
+                    rep.source,
+                    rep.version,
+                    t.crawl_ms,
+                    t.normalize_ms,
+                    t.embed_ms,
+                    t.write_ms
+                );
+                for w in &rep.warnings {
+                    tracing::warn!("{} {}: {w}", rep.source, rep.version);
                 }
-                Err(e) => {
-                    tracing::error!("{} {}: {e}", s.id, v.label);
-                    trouble = true;
+                for f in &rep.failures {
+                    tracing::error!("{} {}: failed: {f}", rep.source, rep.version);
+                }
+                for b in &rep.broken {
+                    tracing::warn!("{} {}: broken link: {b}", rep.source, rep.version);
                 }
             }
+            Err(e) => tracing::error!("{} {}: {e}", run.source, run.version),
+        }
+    };
+    for run in build::build_sources(cfg, &selected, &opts, jobs, &on_done) {
+        match run.result {
+            Ok(rep) => {
+                total_failures += rep.failures.len();
+                reports.push(rep);
+            }
+            Err(_) => trouble = true,
         }
     }
     eprintln!("\nsummary:");

@@ -32,6 +32,8 @@ pub struct RebuildOptions {
     pub publish_to: PathBuf,
     /// Keep only the N newest published snapshots per (source, version).
     pub keep: Option<usize>,
+    /// Sources built at once.
+    pub jobs: usize,
 }
 
 /// What happened to one (source, version).
@@ -160,25 +162,26 @@ pub fn log_progress() -> build::BuildProgress {
 }
 
 /// Build, compare and publish every version of every source in `sources`.
-pub async fn rebuild(cfg: &Config, sources: &[&Source], opts: &RebuildOptions) -> RebuildReport {
+/// The builds run side by side (see [`build::build_sources`]); comparing
+/// and publishing then go one version at a time, in the order given, so
+/// two versions never race on the publish directory.
+pub fn rebuild(cfg: &Config, sources: &[&Source], opts: &RebuildOptions) -> RebuildReport {
+    let runs = build::build_sources(cfg, sources, &opts.build, opts.jobs, &|_| {});
     let mut report = RebuildReport::default();
-    for s in sources {
-        for v in &s.versions {
-            let r = build::build_version(cfg, s, v, &opts.build).await;
-            let result = match r {
-                Err(e) => VersionResult {
-                    source: s.id.clone(),
-                    version: v.label.clone(),
-                    outcome: Outcome::BuildFailed {
-                        reason: e.to_string(),
-                    },
-                    build: None,
-                    markdown: None,
+    for run in runs {
+        let result = match run.result {
+            Err(e) => VersionResult {
+                source: run.source,
+                version: run.version,
+                outcome: Outcome::BuildFailed {
+                    reason: e.to_string(),
                 },
-                Ok(rep) => after_build(rep, opts),
-            };
-            report.versions.push(result);
-        }
+                build: None,
+                markdown: None,
+            },
+            Ok(rep) => after_build(rep, opts),
+        };
+        report.versions.push(result);
     }
     report
 }

@@ -19,9 +19,11 @@
 //!   now, and the regression tests at the end of this file run on production
 //!   stacks to keep it so.
 //! - `DOCSNAP_FUZZ_HANG_SECS`: when set (scripts/soak sets 10), a call that
-//!   takes longer fails its case, and one still running after 12× as long
-//!   aborts the run with its input saved. Off by default: tests do not
-//!   assert wall-clock times; a hang in CI shows as a CI timeout.
+//!   takes longer *on its thread's CPU clock* fails its case (CPU time, so
+//!   that a busy machine does not fail a fast parser), and one still running
+//!   after 12× as long by the wall clock aborts the run with its input saved.
+//!   Off by default: tests do not assert times; a hang in CI shows as a CI
+//!   timeout.
 //!
 //! Each property prints `fuzz: <property> <n> cases` to stderr (shrinking
 //! steps included) for soak scripts to sum.
@@ -161,6 +163,18 @@ fn watchdog() {
     }
 }
 
+/// CPU time the calling thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Run one parser call under the hang guard (and the watchdog).
 fn timed<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> T {
     static WATCHDOG: Once = Once::new();
@@ -177,9 +191,9 @@ fn timed<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> T {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(me, running);
-    let t = Instant::now();
+    let t = thread_cpu_time();
     let out = f();
-    let took = t.elapsed();
+    let took = thread_cpu_time().saturating_sub(t);
     RUNNING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -187,7 +201,7 @@ fn timed<T>(what: &str, input: &str, f: impl FnOnce() -> T) -> T {
     if let Some(guard) = *HANG_GUARD {
         assert!(
             took < guard,
-            "{what} took {took:?} on {} bytes of input (hang guard {guard:?})",
+            "{what} took {took:?} of CPU on {} bytes of input (hang guard {guard:?})",
             input.len()
         );
     }

@@ -346,6 +346,8 @@ pub async fn crawl_version(
                     etag: f.etag.clone(),
                     last_modified: f.last_modified.clone(),
                     body_sha256: String::new(),
+                    body_offset: 0,
+                    body_len: 0,
                 };
                 if let Err(err) = j.record(e, &f.body) {
                     out.warnings
