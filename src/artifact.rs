@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
 use crate::util::sha256_hex;
 
+/// The structured class reference of a Godot artifact.
+pub const CLASSES_FILE: &str = "classes.jsonl";
 /// Artifact I/O failure, naming the path.
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactError {

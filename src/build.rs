@@ -10,13 +10,11 @@ use crate::artifact::{self, ArtifactMeta};
 use crate::config::{Config, Source, VersionSpec};
 use crate::crawl::fetch::{FetchOptions, Fetcher, Validators};
 use crate::crawl::{self, CrawlStats, FetchedPage, Progress};
+use crate::markdown::SlugStyle;
+use crate::model::page_hash;
 use crate::model::{Page, Section};
 use crate::normalize::{self, godot_class::GodotClass};
-use crate::section::{self, SlugStyle};
-use crate::util::sha256_hex;
-
-/// The structured class reference of a Godot artifact.
-pub const CLASSES_FILE: &str = "classes.jsonl";
+use crate::section;
 
 /// Longest section text before it is split into parts (characters).
 pub const MAX_SECTION_CHARS: usize = 3200;
@@ -302,9 +300,9 @@ pub async fn build_version(
                     sections_by_url.entry(s.url.clone()).or_default().push(s);
                 }
             }
-            if p.manifest.files.contains_key(CLASSES_FILE) {
+            if p.manifest.files.contains_key(artifact::CLASSES_FILE) {
                 let prev_classes: Vec<GodotClass> =
-                    artifact::read_listed_jsonl(&p.dir, &p.manifest, CLASSES_FILE)?;
+                    artifact::read_listed_jsonl(&p.dir, &p.manifest, artifact::CLASSES_FILE)?;
                 classes.extend(prev_classes.into_iter().filter(|c| reused.contains(&c.url)));
             }
             timings.normalize_ms += ms(t_reuse);
@@ -323,7 +321,7 @@ pub async fn build_version(
                 what: "class records",
                 source,
             })?;
-            vec![(CLASSES_FILE, bytes)]
+            vec![(artifact::CLASSES_FILE, bytes)]
         };
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
@@ -662,15 +660,10 @@ pub fn lead_sentence(markdown: &str) -> String {
             .map(|(i, _)| i + 1)
             .find(|&i| i >= 20)
             .unwrap_or(plain.len());
-        let (cut, _) = crate::search::agent_docs::cut(&plain[..end], 200);
+        let (cut, _) = crate::util::cut(&plain[..end], 200);
         return cut;
     }
     String::new()
-}
-
-/// Hash of a page's content fields (not of its validators or fetch details).
-pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
-    sha256_hex(format!("{title}\n\u{0}{description}\n\u{0}{markdown}").as_bytes())
 }
 
 /// Resolve `--source` ids (empty = all) against the config, in config order.
@@ -702,6 +695,17 @@ pub fn default_config_path() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_heading_without_id_links_to_its_enclosing_section() {
+        // cursor.com ids h2–h4 only: an h5 links to its enclosing section.
+        let url = "https://cursor.com/docs/t";
+        let n = normalize::cursor::normalize("# T\n\n## A\n\n##### Deep\n\nx\n", url)
+            .expect("normalizes");
+        let s = section::split(url, &n.title, &n, SlugStyle::Github, 0);
+        let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
+        assert_eq!(anchors, ["a", "a"]);
+    }
 
     #[test]
     fn lead_sentence_skips_code_and_lists() {

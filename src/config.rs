@@ -9,8 +9,23 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::normalize::Family;
-use crate::section::SlugStyle;
+use crate::markdown::SlugStyle;
+
+/// Site families docsnap knows how to read. Each has one adapter module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Mintlify sites (code.claude.com, modelcontextprotocol.io): MDX Markdown alternates.
+    Mintlify,
+    /// cursor.com/docs: Markdown alternates with an `export const meta` header.
+    Cursor,
+    /// developers.openai.com (Astro): Markdown twins.
+    Openai,
+    /// Sphinx with the Read the Docs theme (docs.godotengine.org): HTML only.
+    Sphinx,
+    /// LeapView's static generator: HTML only, `<article>` is the content.
+    Leapview,
+}
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize, Serialize)]

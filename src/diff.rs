@@ -1004,7 +1004,7 @@ mod tests {
             title: title.into(),
             description: String::new(),
             markdown: md.into(),
-            sha256: crate::build::page_hash(title, "", md),
+            sha256: crate::model::page_hash(title, "", md),
             path: path.into(),
             etag: None,
             last_modified: None,

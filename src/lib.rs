@@ -12,6 +12,7 @@ pub mod crawl;
 pub mod diff;
 pub mod embed;
 pub mod index;
+pub mod markdown;
 pub mod model;
 pub mod normalize;
 pub mod publish;

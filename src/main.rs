@@ -340,7 +340,7 @@ fn run(cli: Cli) -> Result<i32> {
                     println!("{:>2}. [{:.2}] {}", p.rank, p.score, p.heading);
                     println!("    {}", p.url);
                     let c = p.content.replace('\n', " ");
-                    println!("    {}", docsnap::search::agent_docs::cut(&c, 160).0);
+                    println!("    {}", docsnap::util::cut(&c, 160).0);
                     if !p.other_sections.is_empty() {
                         println!("    also: {}", p.other_sections.join("; "));
                     }

@@ -130,3 +130,24 @@ pub struct UrlOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+/// The result of normalizing one page.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Normalized {
+    pub title: String,
+    pub description: String,
+    /// Markdown body without the title (h1) line and without the description line.
+    pub markdown: String,
+    /// Live-site id of each ATX heading of `markdown`, in order, so section
+    /// anchors are the ids the HTML really has. An empty list: compute every
+    /// anchor with the source's slug style. An empty entry: the live page gives
+    /// that heading no id (its section links to the enclosing section). A
+    /// [`crate::markdown::COMPUTE_SLUG`] entry: compute that one's slug (Markdown
+    /// adapters spell out only the ids the source fixes, e.g. `<h2 id>`).
+    pub heading_ids: Vec<String>,
+}
+
+/// Hash of a page's content fields (not of its validators or fetch details).
+pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
+    crate::util::sha256_hex(format!("{title}\n\u{0}{description}\n\u{0}{markdown}").as_bytes())
+}

@@ -108,6 +108,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cut_respects_chars_and_words() {
+        let (c, t) = cut("héllo wörld and more", 12);
+        assert!(t);
+        assert_eq!(c, "héllo wörld");
+        let (c, t) = cut("short", 300);
+        assert!(!t);
+        assert_eq!(c, "short");
+    }
+
+    #[test]
     fn canonical_keys_agree_across_spellings() {
         let k = canonical_page_key(
             "https://docs.godotengine.org/en/stable/classes/class_%40globalscope.html#x",
@@ -163,4 +173,20 @@ mod tests {
         assert_eq!(percent_decode("a%zzb"), "a%zzb");
         assert_eq!(percent_decode("%"), "%");
     }
+}
+
+/// The first `max` characters of `s` (never inside a UTF-8 character),
+/// preferring to end at a word boundary; and whether anything was cut.
+pub fn cut(s: &str, max: usize) -> (String, bool) {
+    if s.chars().count() <= max {
+        return (s.to_string(), false);
+    }
+    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
+    let mut head = &s[..end];
+    if let Some(sp) = head.rfind(char::is_whitespace) {
+        if sp > end * 2 / 3 {
+            head = &head[..sp];
+        }
+    }
+    (head.trim_end().to_string(), true)
 }

@@ -704,7 +704,7 @@ fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
             part: 0,
         });
         pages.push(Page {
-            sha256: docsnap::build::page_hash(&title, "", &md),
+            sha256: docsnap::model::page_hash(&title, "", &md),
             url,
             title,
             description: String::new(),

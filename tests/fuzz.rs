@@ -36,13 +36,16 @@ use std::sync::{Arc, LazyLock, Mutex, Once, RwLock};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+use docsnap::config::Family;
 use docsnap::crawl::discover::{parse_llms_txt, parse_manifest, parse_sitemap, SitemapKind};
 use docsnap::crawl::links;
+use docsnap::markdown::{self, SlugStyle, Slugger};
+use docsnap::model::Normalized;
 use docsnap::model::{Manifest, Page, Section};
 use docsnap::normalize::godot_class::{self, GodotClass};
-use docsnap::normalize::{normalize, BodyKind, Family, Normalized};
+use docsnap::normalize::{normalize, BodyKind};
 use docsnap::search::{Library, LoadedSource};
-use docsnap::section::{self, SlugStyle, Slugger};
+use docsnap::section;
 use docsnap::serve::tools::{ToolFamily, ToolRegistry};
 use docsnap::serve::validate::validate_args;
 use proptest::prelude::*;
@@ -709,12 +712,12 @@ fn check_slugs(style: SlugStyle, texts: &[String]) -> Result<(), TestCaseError> 
     let mut slugger = Slugger::new(style);
     let mut seen = HashSet::new();
     for t in texts {
-        let plain = section::heading_text(t);
+        let plain = markdown::heading_text(t);
         prop_assert!(
             plain.len() <= t.len(),
             "heading_text grew {t:?} -> {plain:?}"
         );
-        let base = section::slugify(style, &plain);
+        let base = markdown::slugify(style, &plain);
         // Lower-casing may turn one character into up to three.
         prop_assert!(
             base.len() <= 3 * plain.len(),
@@ -984,7 +987,7 @@ fn split_and_slugs() {
                 prop::collection::vec(
                     prop_oneof![
                         Just(String::new()),
-                        Just(section::COMPUTE_SLUG.to_string()),
+                        Just(markdown::COMPUTE_SLUG.to_string()),
                         "[a-z0-9-]{0,12}",
                         text(),
                     ],
@@ -2088,13 +2091,13 @@ fn no_stack_overflow_in_mdx_export_parser() {
     });
 }
 
-/// Was: `section::heading_text` recursed into link text, so a heading of
+/// Was: `heading_text` recursed into link text, so a heading of
 /// nested links overflowed a 2 MiB stack from about 6,300 levels in a
 /// release build; `section::split` reaches it for every heading.
 #[test]
 fn no_stack_overflow_in_heading_text() {
     on_production_stack(|| {
-        let _ = section::heading_text(&nested("[", "](u)", 20_000));
+        let _ = markdown::heading_text(&nested("[", "](u)", 20_000));
     });
 }
 

@@ -14,8 +14,9 @@ use std::sync::LazyLock;
 
 use docsnap::build::MAX_SECTION_CHARS;
 use docsnap::config::Config;
+use docsnap::markdown::SlugStyle;
 use docsnap::normalize::{normalize, BodyKind};
-use docsnap::section::{split, SlugStyle};
+use docsnap::section::split;
 
 /// The repository's own sources.yaml: family and slug style per source.
 static CONFIG: LazyLock<Config> = LazyLock::new(|| {

@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::Instant;
 
+use docsnap::config::Family;
+use docsnap::markdown::SlugStyle;
+use docsnap::model::Normalized;
 use docsnap::normalize::godot_class::{parse_class, GodotClass};
-use docsnap::normalize::{html_dispatch, Family, Normalized};
-use docsnap::section::{split, SlugStyle};
+use docsnap::normalize::html_dispatch;
+use docsnap::section::split;
 use regex::Regex;
 use scraper::{Html, Selector};
 

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use docsnap::normalize::{normalize, BodyKind, Family};
-use docsnap::section::{split, SlugStyle};
+use docsnap::config::Family;
+use docsnap::markdown::SlugStyle;
+use docsnap::normalize::{normalize, BodyKind};
+use docsnap::section::split;
 use regex::Regex;
 
 struct Host {

@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
-use crate::section::{
+use crate::markdown::{
     atx_headings, fence_opener, heading_text, FenceLine, FenceTracker, COMPUTE_SLUG,
 };
 
@@ -192,7 +192,7 @@ pub(crate) fn take_header(text: &str) -> (Header, String) {
         }
         if header.title.is_empty() {
             let first = rest.lines().next().unwrap_or("");
-            if let Some((1, text)) = crate::section::parse_atx(first) {
+            if let Some((1, text)) = crate::markdown::parse_atx(first) {
                 if !first.starts_with(' ') {
                     header.title = heading_text(&text);
                     rest = rest.split_once('\n').map(|x| x.1).unwrap_or("");

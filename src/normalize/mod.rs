@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::Family;
+use crate::model::Normalized;
+
 pub mod cursor;
 pub mod godot_class;
 pub mod html;
@@ -14,44 +17,12 @@ pub mod mintlify;
 pub mod openai;
 pub mod sphinx;
 
-/// Site families docsnap knows how to read. Each has one adapter module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Mintlify sites (code.claude.com, modelcontextprotocol.io): MDX Markdown alternates.
-    Mintlify,
-    /// cursor.com/docs: Markdown alternates with an `export const meta` header.
-    Cursor,
-    /// developers.openai.com (Astro): Markdown twins.
-    Openai,
-    /// Sphinx with the Read the Docs theme (docs.godotengine.org): HTML only.
-    Sphinx,
-    /// LeapView's static generator: HTML only, `<article>` is the content.
-    Leapview,
-}
-
 /// What kind of body was fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BodyKind {
     Markdown,
     Html,
-}
-
-/// The result of normalizing one page.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Normalized {
-    pub title: String,
-    pub description: String,
-    /// Markdown body without the title (h1) line and without the description line.
-    pub markdown: String,
-    /// Live-site id of each ATX heading of `markdown`, in order, so section
-    /// anchors are the ids the HTML really has. An empty list: compute every
-    /// anchor with the source's slug style. An empty entry: the live page gives
-    /// that heading no id (its section links to the enclosing section). A
-    /// [`crate::section::COMPUTE_SLUG`] entry: compute that one's slug (Markdown
-    /// adapters spell out only the ids the source fixes, e.g. `<h2 id>`).
-    pub heading_ids: Vec<String>,
 }
 
 /// Why a body could not be normalized.

@@ -466,7 +466,7 @@ mod tests {
             n.heading_ids,
             vec![
                 "model-gpt-5.5".to_string(),
-                crate::section::COMPUTE_SLUG.to_string()
+                crate::markdown::COMPUTE_SLUG.to_string()
             ]
         );
     }

@@ -7,6 +7,7 @@ use super::types::{
     Passage, ResponseFormat, SearchDocsArgs, SearchDocsResult, AGENT_DOCS_PRODUCTS,
 };
 use super::{Library, ToolError};
+use crate::util::cut;
 
 /// Characters of a passage in `concise` form.
 pub const CONCISE_CHARS: usize = 300;
@@ -132,22 +133,6 @@ impl Library {
     }
 }
 
-/// The first `max` characters of `s` (never inside a UTF-8 character),
-/// preferring to end at a word boundary; and whether anything was cut.
-pub fn cut(s: &str, max: usize) -> (String, bool) {
-    if s.chars().count() <= max {
-        return (s.to_string(), false);
-    }
-    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
-    let mut head = &s[..end];
-    if let Some(sp) = head.rfind(char::is_whitespace) {
-        if sp > end * 2 / 3 {
-            head = &head[..sp];
-        }
-    }
-    (head.trim_end().to_string(), true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,15 +148,5 @@ mod tests {
             ["claude-code", "mcp"]
         );
         assert!(named_products("plain question").is_empty());
-    }
-
-    #[test]
-    fn cut_respects_chars_and_words() {
-        let (c, t) = cut("héllo wörld and more", 12);
-        assert!(t);
-        assert_eq!(c, "héllo wörld");
-        let (c, t) = cut("short", 300);
-        assert!(!t);
-        assert_eq!(c, "short");
     }
 }

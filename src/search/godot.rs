@@ -240,7 +240,7 @@ impl Library {
         for h in hits.iter().take(limit) {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
-            let snippet = super::agent_docs::cut(
+            let snippet = crate::util::cut(
                 &super::flatten_whitespace(super::strip_heading_line(&sec.text)),
                 SNIPPET_CHARS,
             )
@@ -414,7 +414,7 @@ impl Library {
                 add(&mut lists.operators, m.signature.clone());
             }
         }
-        let (description, cut) = super::agent_docs::cut(&c.description, 4000);
+        let (description, cut) = crate::util::cut(&c.description, 4000);
         Ok(ClassResult {
             class_name: c.name.clone(),
             url: c.url.clone(),

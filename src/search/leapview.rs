@@ -282,7 +282,7 @@ fn excerpt(text: &str, query: &str) -> String {
         s -= 1;
     }
     let tail = &flat[s..];
-    let (cut, truncated) = super::agent_docs::cut(tail, EXCERPT_CHARS);
+    let (cut, truncated) = crate::util::cut(tail, EXCERPT_CHARS);
     let mut out = String::new();
     if s > 0 {
         out.push('…');

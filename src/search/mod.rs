@@ -91,7 +91,7 @@ impl LoadedSource {
         let a = crate::artifact::load(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index);
-        let classes = dir.join(crate::build::CLASSES_FILE);
+        let classes = dir.join(crate::artifact::CLASSES_FILE);
         if classes.is_file() {
             s.set_classes(crate::artifact::read_jsonl(&classes)?);
         }
