@@ -409,8 +409,3 @@ pub(crate) fn atx_headings(markdown: &str) -> Vec<AtxHeading> {
     }
     out
 }
-
-/// A [`Normalized::heading_ids`] entry asking [`split`] to compute that
-/// heading's slug, for pages that spell out ids for only some headings. It
-/// contains a space, so no HTML id can equal it.
-pub const COMPUTE_SLUG: &str = "(compute slug)";

@@ -131,6 +131,41 @@ pub struct UrlOutcome {
     pub error: Option<String>,
 }
 
+/// Where the live site puts one heading of a normalized page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadingAnchor {
+    /// The live page gives the heading this id.
+    Id(String),
+    /// The live page gives it no id: its section links to the enclosing one.
+    Unanchored,
+    /// Computed from the heading's text with the source's slug style
+    /// (Markdown adapters spell out only the ids the source fixes, e.g. `<h2 id>`).
+    Slug,
+}
+
+impl HeadingAnchor {
+    /// An id read from a page: empty means the page gives none.
+    pub fn from_id(id: String) -> HeadingAnchor {
+        if id.is_empty() {
+            HeadingAnchor::Unanchored
+        } else {
+            HeadingAnchor::Id(id)
+        }
+    }
+}
+
+/// An id the page gives, compared with the id a test expects; "" is
+/// [`HeadingAnchor::Unanchored`], and a computed anchor equals no text.
+impl PartialEq<&str> for HeadingAnchor {
+    fn eq(&self, other: &&str) -> bool {
+        match self {
+            HeadingAnchor::Id(id) => id == other,
+            HeadingAnchor::Unanchored => other.is_empty(),
+            HeadingAnchor::Slug => false,
+        }
+    }
+}
+
 /// The result of normalizing one page.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Normalized {
@@ -138,13 +173,11 @@ pub struct Normalized {
     pub description: String,
     /// Markdown body without the title (h1) line and without the description line.
     pub markdown: String,
-    /// Live-site id of each ATX heading of `markdown`, in order, so section
-    /// anchors are the ids the HTML really has. An empty list: compute every
-    /// anchor with the source's slug style. An empty entry: the live page gives
-    /// that heading no id (its section links to the enclosing section). A
-    /// [`crate::markdown::COMPUTE_SLUG`] entry: compute that one's slug (Markdown
-    /// adapters spell out only the ids the source fixes, e.g. `<h2 id>`).
-    pub heading_ids: Vec<String>,
+    /// Live-site anchor of each ATX heading of `markdown`, in order, so
+    /// section anchors are the ids the HTML really has. An empty list: every
+    /// anchor is computed with the source's slug style; a heading past the
+    /// end of the list too.
+    pub anchors: Vec<HeadingAnchor>,
 }
 
 /// Hash of a page's content fields (not of its validators or fetch details).

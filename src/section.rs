@@ -2,14 +2,12 @@
 //! hit can point at `url#anchor` on the live site instead of at a whole page.
 //!
 //! Anchors must be the ids the live HTML carries. HTML adapters hand those ids
-//! over in [`Normalized::heading_ids`]; for pages read from a Markdown alternate
+//! over in [`Normalized::anchors`]; for pages read from a Markdown alternate
 //! the id is recomputed with the slug algorithm of the site's generator
 //! ([`SlugStyle`], chosen per source in sources.yaml).
 
-use crate::markdown::{
-    atx_headings, heading_text, FenceLine, FenceTracker, SlugStyle, Slugger, COMPUTE_SLUG,
-};
-use crate::model::{Normalized, Section};
+use crate::markdown::{atx_headings, heading_text, FenceLine, FenceTracker, SlugStyle, Slugger};
+use crate::model::{HeadingAnchor, Normalized, Section};
 
 /// Cut a page into sections by ATX heading.
 ///
@@ -61,19 +59,13 @@ pub fn split(
         while stack.last().is_some_and(|(l, _, _)| *l >= h.level) {
             stack.pop();
         }
-        let given = if n.heading_ids.is_empty() {
-            COMPUTE_SLUG
-        } else {
-            n.heading_ids
-                .get(idx)
-                .map(String::as_str)
-                .unwrap_or(COMPUTE_SLUG)
-        };
-        let anchor = match given {
-            COMPUTE_SLUG => slugger.slug(&text),
+        let anchor = match n.anchors.get(idx).unwrap_or(&HeadingAnchor::Slug) {
+            HeadingAnchor::Slug => slugger.slug(&text),
             // No id on the live page: link to the enclosing section instead.
-            "" => stack.last().map(|(_, _, a)| a.clone()).unwrap_or_default(),
-            id => id.to_string(),
+            HeadingAnchor::Unanchored => {
+                stack.last().map(|(_, _, a)| a.clone()).unwrap_or_default()
+            }
+            HeadingAnchor::Id(id) => id.clone(),
         };
         stack.push((h.level, text, anchor.clone()));
         let mut path = vec![title.to_string()];
@@ -351,11 +343,11 @@ mod tests {
     #[test]
     fn split_uses_given_ids_and_skips_empty_lead() {
         let mut doc = n("## A\n\ntext\n\n## B\n\nmore\n\n##### Deep\n\nx\n\n## B");
-        doc.heading_ids = vec![
-            "id-a".into(),
-            COMPUTE_SLUG.into(),
-            String::new(),
-            COMPUTE_SLUG.into(),
+        doc.anchors = vec![
+            HeadingAnchor::Id("id-a".into()),
+            HeadingAnchor::Slug,
+            HeadingAnchor::Unanchored,
+            HeadingAnchor::Slug,
         ];
         let s = split("u", "T", &doc, SlugStyle::Github, 0);
         let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();

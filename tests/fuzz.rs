@@ -40,7 +40,7 @@ use docsnap::config::Family;
 use docsnap::crawl::discover::{parse_llms_txt, parse_manifest, parse_sitemap, SitemapKind};
 use docsnap::crawl::links;
 use docsnap::markdown::{self, SlugStyle, Slugger};
-use docsnap::model::Normalized;
+use docsnap::model::{HeadingAnchor, Normalized};
 use docsnap::model::{Manifest, Page, Section};
 use docsnap::normalize::godot_class::{self, GodotClass};
 use docsnap::normalize::{normalize, BodyKind};
@@ -986,10 +986,10 @@ fn split_and_slugs() {
                 prop_oneof![4 => markdown_doc(), 1 => lossy_bytes(2000)],
                 prop::collection::vec(
                     prop_oneof![
-                        Just(String::new()),
-                        Just(markdown::COMPUTE_SLUG.to_string()),
-                        "[a-z0-9-]{0,12}",
-                        text(),
+                        Just(HeadingAnchor::Unanchored),
+                        Just(HeadingAnchor::Slug),
+                        "[a-z0-9-]{0,12}".prop_map(HeadingAnchor::from_id),
+                        text().prop_map(HeadingAnchor::from_id),
                     ],
                     0..20,
                 ),
@@ -1007,10 +1007,10 @@ fn split_and_slugs() {
                 ),
             )
         },
-        |(markdown, heading_ids, url, title, style, max, headings)| {
+        |(markdown, anchors, url, title, style, max, headings)| {
             let n = Normalized {
                 markdown,
-                heading_ids,
+                anchors,
                 ..Default::default()
             };
             check_split(url, &title, &n, style, max)?;

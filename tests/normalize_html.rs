@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use docsnap::config::Family;
 use docsnap::markdown::SlugStyle;
-use docsnap::model::Normalized;
+use docsnap::model::{HeadingAnchor, Normalized};
 use docsnap::normalize::godot_class::{parse_class, GodotClass};
 use docsnap::normalize::html_dispatch;
 use docsnap::section::split;
@@ -205,10 +205,10 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
     }
     let (fence_problems, headings) = scan_markdown(&n.markdown);
     problems.extend(fence_problems);
-    if headings != n.heading_ids.len() {
+    if headings != n.anchors.len() {
         problems.push(format!(
-            "{headings} heading lines but {} heading_ids",
-            n.heading_ids.len()
+            "{headings} heading lines but {} anchors",
+            n.anchors.len()
         ));
     }
     let ids = ids_of(&doc);
@@ -224,10 +224,10 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
         .iter()
         .filter(|s| s.part == 0 && !(s.ordinal == 0 && s.anchor.is_empty() && s.level == 1))
         .count();
-    if heading_sections != n.heading_ids.len() {
+    if heading_sections != n.anchors.len() {
         problems.push(format!(
-            "section::split made {heading_sections} heading sections for {} heading_ids",
-            n.heading_ids.len()
+            "section::split made {heading_sections} heading sections for {} anchors",
+            n.anchors.len()
         ));
     }
     for s in &sections {
@@ -235,11 +235,13 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
             problems.push(format!("section anchor {:?} not in the HTML", s.anchor));
         }
     }
-    for id in &n.heading_ids {
-        if id.is_empty() {
-            problems.push("empty heading id".into());
-        } else if !ids.contains(id) {
-            problems.push(format!("heading id {id:?} not in the HTML"));
+    for a in &n.anchors {
+        match a {
+            HeadingAnchor::Id(id) if !ids.contains(id) => {
+                problems.push(format!("heading id {id:?} not in the HTML"))
+            }
+            HeadingAnchor::Id(_) => {}
+            other => problems.push(format!("heading without an id of its own: {other:?}")),
         }
     }
     if n.description.chars().count() > 200 {

@@ -67,8 +67,11 @@ mod tests {
         let src = "# T\n\n## A\n\n##### Deep\n\nx\n";
         let n = normalize(src, "https://cursor.com/docs/t").expect("normalizes");
         assert_eq!(
-            n.heading_ids,
-            vec![crate::markdown::COMPUTE_SLUG.to_string(), String::new()]
+            n.anchors,
+            vec![
+                crate::model::HeadingAnchor::Slug,
+                crate::model::HeadingAnchor::Unanchored
+            ]
         );
         // What section makes of it: build::tests::a_heading_without_id_links_to_its_enclosing_section.
     }

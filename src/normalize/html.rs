@@ -11,7 +11,7 @@
 //! replace it by a heading, name the columns of a header-less table) instead
 //! of post-processing the Markdown.
 //!
-//! Heading anchors (`heading_ids`, one per ATX heading line of the output, in
+//! Heading anchors (`anchors`, one per ATX heading line of the output, in
 //! order) follow this rule, chosen so that `public_url#anchor` opens the
 //! heading on the live site:
 //! 1. the heading's own `id`;
@@ -23,8 +23,9 @@
 //! 4. else the empty string (the page itself).
 //!
 //! Headings nested in lists, quotes, admonitions or tables are written as bold
-//! paragraphs, not ATX headings, and get no entry in `heading_ids`.
+//! paragraphs, not ATX headings, and get no entry in `anchors`.
 
+use crate::model::HeadingAnchor;
 use std::sync::LazyLock;
 
 use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
@@ -41,7 +42,7 @@ pub type NodeRef<'a> = <ElementRef<'a> as std::ops::Deref>::Target;
 pub struct Converted {
     pub markdown: String,
     /// Anchor of each ATX heading line of `markdown`, in order (see module docs).
-    pub heading_ids: Vec<String>,
+    pub anchors: Vec<HeadingAnchor>,
 }
 
 /// What an adapter wants done with one element, asked before generic handling.
@@ -743,7 +744,7 @@ pub struct Converter<'a, H: Hooks> {
     base: Option<Url>,
     hooks: H,
     skip: Vec<NodeRef<'a>>,
-    heading_ids: Vec<String>,
+    anchors: Vec<HeadingAnchor>,
     /// Most recent `id` met in document order.
     last_id: &'a str,
     /// Enclosing elements with an `id`, with the number of headings seen when entered.
@@ -775,7 +776,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
             base: Url::parse(public_url).ok(),
             hooks,
             skip: Vec::new(),
-            heading_ids: Vec::new(),
+            anchors: Vec::new(),
             last_id: "",
             id_stack: Vec::new(),
             headings_seen: 0,
@@ -813,7 +814,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         }
         Converted {
             markdown: finalize(out.finish()),
-            heading_ids: std::mem::take(&mut self.heading_ids),
+            anchors: std::mem::take(&mut self.anchors),
         }
     }
 
@@ -1058,7 +1059,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         line.push_str(&md);
         out.raw(&line);
         out.block();
-        self.heading_ids.push(anchor);
+        self.anchors.push(HeadingAnchor::from_id(anchor));
     }
 
     fn pre(&mut self, el: ElementRef<'a>, out: &mut Out) {
@@ -1925,7 +1926,7 @@ pub fn finish(
         title,
         description,
         markdown: converted.markdown,
-        heading_ids: converted.heading_ids,
+        anchors: converted.anchors,
     })
 }
 
@@ -2043,7 +2044,7 @@ mod tests {
 <p>x</p><h3>No id</h3><h3 id="own">Own <a class="heading-anchor" href="#own">#</a></h3></section>"##,
         );
         assert_eq!(c.markdown, "## Intro\n\nx\n\n### No id\n\n### Own");
-        assert_eq!(c.heading_ids, vec!["intro", "doc-intro", "own"]);
+        assert_eq!(c.anchors, vec!["intro", "doc-intro", "own"]);
     }
 
     #[test]

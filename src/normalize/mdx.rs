@@ -20,9 +20,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
-use crate::markdown::{
-    atx_headings, fence_opener, heading_text, FenceLine, FenceTracker, COMPUTE_SLUG,
-};
+use crate::markdown::{atx_headings, fence_opener, heading_text, FenceLine, FenceTracker};
+use crate::model::HeadingAnchor;
 
 /// Which family's extra components the renderer knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +50,8 @@ pub(crate) struct Header {
     pub description: String,
 }
 
-/// Marks an explicit heading id inside a heading line until [`take_heading_ids`]
-/// moves it into [`Normalized::heading_ids`]. Private-use code points never
+/// Marks an explicit heading id inside a heading line until [`take_anchors`]
+/// moves it into [`Normalized::anchors`]. Private-use code points never
 /// occur in documentation text.
 const ID_OPEN: char = '\u{E000}';
 const ID_CLOSE: char = '\u{E001}';
@@ -88,7 +87,7 @@ pub(crate) fn finish(
     dialect: Dialect,
 ) -> Result<Normalized, NormalizeError> {
     let markdown = convert(body, public_url, dialect);
-    let (markdown, heading_ids) = take_heading_ids(&markdown, dialect.anchored_levels());
+    let (markdown, anchors) = take_anchors(&markdown, dialect.anchored_levels());
     let mut title = header.title;
     if title.is_empty() {
         if let Some(h) = atx_headings(&markdown).first() {
@@ -111,7 +110,7 @@ pub(crate) fn finish(
         title,
         description: header.description,
         markdown,
-        heading_ids,
+        anchors,
     })
 }
 
@@ -2304,10 +2303,10 @@ fn resolve(base: &url::Url, href: &str) -> String {
 
 /// Move heading-id markers out of the text into one id per ATX heading;
 /// headings outside `anchored` levels have no id, the rest are computed.
-pub(crate) fn take_heading_ids(
+pub(crate) fn take_anchors(
     md: &str,
     anchored: std::ops::RangeInclusive<u8>,
-) -> (String, Vec<String>) {
+) -> (String, Vec<HeadingAnchor>) {
     let heads = atx_headings(md);
     let all_computed = heads.iter().all(|h| anchored.contains(&h.level));
     if !md.contains(ID_OPEN) && all_computed {
@@ -2315,13 +2314,13 @@ pub(crate) fn take_heading_ids(
     }
     let heading_lines: HashMap<usize, usize> =
         heads.iter().enumerate().map(|(i, h)| (h.line, i)).collect();
-    let mut ids: Vec<String> = heads
+    let mut ids: Vec<HeadingAnchor> = heads
         .iter()
         .map(|h| {
             if anchored.contains(&h.level) {
-                COMPUTE_SLUG.to_string()
+                HeadingAnchor::Slug
             } else {
-                String::new()
+                HeadingAnchor::Unanchored
             }
         })
         .collect();
@@ -2334,13 +2333,13 @@ pub(crate) fn take_heading_ids(
             let end = (b + ID_CLOSE.len_utf8()).min(line.len());
             line.replace_range(a..end, "");
             if let Some(&h) = heading_lines.get(&i) {
-                ids[h] = id;
+                ids[h] = HeadingAnchor::from_id(id);
             }
         }
         out.push_str(&line);
         out.push('\n');
     }
-    if ids.iter().all(|i| i == COMPUTE_SLUG) {
+    if ids.iter().all(|i| *i == HeadingAnchor::Slug) {
         ids.clear();
     }
     (out.trim_end().to_string(), ids)
@@ -2359,7 +2358,7 @@ mod tests {
     use super::*;
 
     fn md(src: &str) -> String {
-        let (m, _) = take_heading_ids(
+        let (m, _) = take_anchors(
             &convert(src, "https://docs.example.com/docs/page", Dialect::Mintlify),
             1..=6,
         );
@@ -2500,7 +2499,7 @@ mod tests {
 
     #[test]
     fn html_headings_keep_their_ids() {
-        let (m, ids) = take_heading_ids(
+        let (m, ids) = take_anchors(
             &convert(
                 "## Plain\n\n<h2 id=\"custom\">\n  Title with `code`\n</h2>\n\ntext",
                 "https://x.dev/p",
@@ -2509,7 +2508,10 @@ mod tests {
             1..=6,
         );
         assert_eq!(m, "## Plain\n\n## Title with `code`\n\ntext");
-        assert_eq!(ids, vec![COMPUTE_SLUG.to_string(), "custom".to_string()]);
+        assert_eq!(
+            ids,
+            vec![HeadingAnchor::Slug, HeadingAnchor::Id("custom".to_string())]
+        );
     }
 
     #[test]

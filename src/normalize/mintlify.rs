@@ -364,7 +364,7 @@ mod tests {
             n.markdown,
             "Body [link](https://code.claude.com/docs/en/x)."
         );
-        assert!(n.heading_ids.is_empty());
+        assert!(n.anchors.is_empty());
     }
 
     #[test]

@@ -463,10 +463,10 @@ mod tests {
             "### gpt-5.5\n\nNewest.\n\n- **Speed**: fast\n\n## Other"
         );
         assert_eq!(
-            n.heading_ids,
+            n.anchors,
             vec![
-                "model-gpt-5.5".to_string(),
-                crate::markdown::COMPUTE_SLUG.to_string()
+                crate::model::HeadingAnchor::Id("model-gpt-5.5".to_string()),
+                crate::model::HeadingAnchor::Slug
             ]
         );
     }
