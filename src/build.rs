@@ -91,6 +91,8 @@ pub enum BuildError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Selectors(#[from] normalize::NormalizeError),
     #[error("cannot start the async runtime: {0}")]
     Runtime(String),
     #[error("embedding sections: {0}")]
@@ -170,7 +172,12 @@ pub async fn build_version(
     let slug = source.slug.unwrap_or(SlugStyle::Github);
     // Pages are normalized as they arrive, on other threads, while the
     // crawl waits on the network; what the crawl finally lists is the truth.
-    let early = EarlyNormalizer::start(source.clone(), slug);
+    let pipeline = Arc::new(PagePipeline {
+        family: source.family,
+        slug,
+        rules: normalize::PageRules::new(&source.selectors)?,
+    });
+    let early = EarlyNormalizer::start(pipeline.clone());
     let t_crawl = std::time::Instant::now();
     let crawled = crawl::crawl_version(
         source,
@@ -195,7 +202,7 @@ pub async fn build_version(
         ..Default::default()
     };
     let t_norm = std::time::Instant::now();
-    let normalized = normalize_all(source, slug, &crawled.pages, done_early);
+    let normalized = normalize_all(&pipeline, &crawled.pages, done_early);
     timings.normalize_ms = ms(t_norm);
     // A page that fetched but did not normalize is a failed page (in the
     // summary and in crawl.jsonl), never a silently smaller snapshot.
@@ -454,6 +461,14 @@ fn body_hash(f: &FetchedPage) -> u64 {
     h.finish()
 }
 
+/// How one source's pages become records: its adapter, slug style and
+/// compiled selectors, shared by the normalizing threads.
+struct PagePipeline {
+    family: crate::config::Family,
+    slug: SlugStyle,
+    rules: normalize::PageRules,
+}
+
 /// Worker threads that normalize pages handed to them by the crawl's sink.
 struct EarlyNormalizer {
     tx: std::sync::mpsc::Sender<FetchedPage>,
@@ -462,21 +477,20 @@ struct EarlyNormalizer {
 }
 
 impl EarlyNormalizer {
-    fn start(source: Source, slug: SlugStyle) -> EarlyNormalizer {
+    fn start(pipeline: Arc<PagePipeline>) -> EarlyNormalizer {
         let (tx, rx) = std::sync::mpsc::channel::<FetchedPage>();
         let rx = Arc::new(std::sync::Mutex::new(rx));
-        let source = Arc::new(source);
         let results: Arc<std::sync::Mutex<EarlyResults>> = Arc::default();
         let workers = (0..normalize_threads())
             .map(|_| {
-                let (rx, source, results) = (rx.clone(), source.clone(), results.clone());
+                let (rx, pipeline, results) = (rx.clone(), pipeline.clone(), results.clone());
                 std::thread::spawn(move || loop {
                     let next = match rx.lock() {
                         Ok(r) => r.recv(),
                         Err(_) => return,
                     };
                     let Ok(f) = next else { return };
-                    let r = normalize_guarded(&source, slug, &f);
+                    let r = normalize_guarded(&pipeline, &f);
                     if let Ok(mut m) = results.lock() {
                         m.insert(f.url.clone(), (body_hash(&f), r));
                     }
@@ -523,8 +537,7 @@ fn normalize_threads() -> usize {
 /// Normalize and section every fetched page, on all cores, taking the
 /// results already made during the crawl for pages whose body is the same.
 fn normalize_all(
-    source: &Source,
-    slug: SlugStyle,
+    pipeline: &PagePipeline,
     fetched: &[FetchedPage],
     mut early: EarlyResults,
 ) -> Vec<Result<Normalized, String>> {
@@ -543,7 +556,7 @@ fn normalize_all(
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|&i| (i, normalize_guarded(source, slug, &fetched[i])))
+                        .map(|&i| (i, normalize_guarded(pipeline, &fetched[i])))
                         .collect::<Vec<_>>()
                 })
             })
@@ -564,12 +577,8 @@ fn normalize_all(
 /// [`normalize_one`], with a panic caught and turned into that page's
 /// failure: one malformed page must not take its neighbours (or the
 /// build) down with it.
-fn normalize_guarded(
-    source: &Source,
-    slug: SlugStyle,
-    f: &FetchedPage,
-) -> Result<Normalized, String> {
-    caught(|| normalize_one(source, slug, f))
+fn normalize_guarded(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized, String> {
+    caught(|| normalize_one(pipeline, f))
 }
 
 /// Run `f`; a panic becomes an `Err` naming its message.
@@ -587,10 +596,16 @@ fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
 /// A normalized page, its sections, and its class record (Godot class reference).
 type Normalized = (Page, Vec<Section>, Option<GodotClass>);
 
-fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<Normalized, String> {
-    let (n, class) =
-        normalize::normalize_with_class(source.family, f.kind, &f.body, &f.url, &f.path)
-            .map_err(|e| e.to_string())?;
+fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized, String> {
+    let (n, class) = normalize::normalize_with_class(
+        pipeline.family,
+        f.kind,
+        &f.body,
+        &f.url,
+        &f.path,
+        &pipeline.rules,
+    )
+    .map_err(|e| e.to_string())?;
     let title = if n.title.trim().is_empty() {
         f.title_hint.clone()
     } else {
@@ -604,7 +619,7 @@ fn normalize_one(source: &Source, slug: SlugStyle, f: &FetchedPage) -> Result<No
         lead_sentence(&n.markdown)
     };
     let sha256 = page_hash(&title, &description, &n.markdown);
-    let sections = section::split(&f.url, &title, &n, slug, MAX_SECTION_CHARS);
+    let sections = section::split(&f.url, &title, &n, pipeline.slug, MAX_SECTION_CHARS);
     let page = Page {
         url: f.url.clone(),
         title,

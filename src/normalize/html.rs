@@ -31,7 +31,7 @@ use std::sync::LazyLock;
 use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 use url::Url;
 
-use super::{NormalizeError, Normalized};
+use super::{NormalizeError, Normalized, PageRules};
 
 /// A node of the parsed tree (`ego_tree::NodeRef<Node>`), named without a
 /// direct dependency on `ego_tree`.
@@ -1875,16 +1875,20 @@ pub fn in_aside_block(el: ElementRef<'_>, root: ElementRef<'_>) -> bool {
     false
 }
 
-/// The first element one of `roots` selects, in order of preference; a
-/// `NoContent` error naming `what` was looked for otherwise.
+/// The first element the source's `content` selector, then one of the
+/// adapter's `roots`, selects, in order of preference; a `NoContent` error
+/// naming `what` was looked for otherwise.
 pub fn content_root<'a>(
     doc: &'a Html,
+    rules: &PageRules,
     roots: &[Selector],
     public_url: &str,
     what: &str,
 ) -> Result<ElementRef<'a>, NormalizeError> {
-    roots
+    rules
+        .content
         .iter()
+        .chain(roots)
         .find_map(|s| doc.select(s).next())
         .ok_or_else(|| NormalizeError::NoContent {
             url: public_url.to_string(),
@@ -1894,15 +1898,22 @@ pub fn content_root<'a>(
 
 /// The content's `<h1>` (the page title, kept out of the body) and the
 /// Markdown of `root` without it.
+/// Elements the source's `remove` selectors match are left out.
 pub fn convert_without_h1<'a, H: Hooks>(
     root: ElementRef<'a>,
     public_url: &str,
     hooks: H,
+    rules: &PageRules,
 ) -> (Option<ElementRef<'a>>, Converted) {
     let h1 = root.select(&SEL_H1).next();
     let mut conv = Converter::new(public_url, hooks);
     if let Some(h) = h1 {
         conv.skip(h);
+    }
+    for sel in &rules.remove {
+        for el in root.select(sel) {
+            conv.skip(el);
+        }
     }
     (h1, conv.convert(root))
 }
@@ -1935,10 +1946,20 @@ pub fn finish(
 ///
 /// Title is the first `<h1>` of the content (left out of the body), else `<title>`;
 /// description is the meta description, else the first sentence of the first paragraph.
-pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+pub fn normalize(
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = content_root(&doc, &SEL_ROOTS, public_url, "<main>, <article> or <body>")?;
-    let (h1, converted) = convert_without_h1(root, public_url, NoHooks);
+    let root = content_root(
+        &doc,
+        rules,
+        &SEL_ROOTS,
+        public_url,
+        "<main>, <article> or <body>",
+    )?;
+    let (h1, converted) = convert_without_h1(root, public_url, NoHooks, rules);
     let title = h1
         .map(plain_text)
         .filter(|t| !t.is_empty())

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use scraper::{ElementRef, Html, Selector};
 
 use super::html::{self, sel, Action, Hooks};
-use super::{NormalizeError, Normalized};
+use super::{NormalizeError, Normalized, PageRules};
 
 static SEL_ROOTS: LazyLock<[Selector; 3]> =
     LazyLock::new(|| [sel("article.doc-article"), sel("main article"), sel("main")]);
@@ -39,10 +39,14 @@ impl Hooks for LeapviewHooks {
 }
 
 /// Normalize one LeapView page: title from the article's `<h1>`, description from the meta tag.
-pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
+pub fn normalize(
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
     let doc = Html::parse_document(body);
-    let root = html::content_root(&doc, &*SEL_ROOTS, public_url, "article.doc-article")?;
-    let (h1, converted) = html::convert_without_h1(root, public_url, LeapviewHooks);
+    let root = html::content_root(&doc, rules, &*SEL_ROOTS, public_url, "article.doc-article")?;
+    let (h1, converted) = html::convert_without_h1(root, public_url, LeapviewHooks, rules);
     let mut title = h1.map(html::plain_text).unwrap_or_default();
     if title.is_empty() {
         // "Errors | LeapView 3.1 Docs" → "Errors"
@@ -79,7 +83,12 @@ mod tests {
 </div></article>
 <div class="doc-footer"><a class="edit-this-page" href="x">Edit this page</a><div class="feedback-widget">Was this helpful?</div></div>
 </body></html>"##;
-        let n = normalize(page, "https://docs.leapview.example/v3.1/api/errors").expect("ok");
+        let n = normalize(
+            page,
+            "https://docs.leapview.example/v3.1/api/errors",
+            &PageRules::default(),
+        )
+        .expect("ok");
         assert_eq!(n.title, "Errors");
         assert_eq!(n.description, "How errors look.");
         assert_eq!(

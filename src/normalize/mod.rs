@@ -30,6 +30,46 @@ pub enum BodyKind {
 pub enum NormalizeError {
     #[error("{url}: no main content found ({why})")]
     NoContent { url: String, why: String },
+    #[error("selectors.{field}: `{css}` is not a CSS selector the HTML adapters can use: {why}")]
+    Selector {
+        field: &'static str,
+        css: String,
+        why: String,
+    },
+}
+
+/// A source's `selectors` from sources.yaml, compiled once per build: where
+/// an HTML page's content is (tried before the adapter's own guesses) and
+/// which elements inside it are chrome to drop (besides the adapter's).
+#[derive(Debug, Clone, Default)]
+pub struct PageRules {
+    pub content: Option<scraper::Selector>,
+    pub remove: Vec<scraper::Selector>,
+}
+
+impl PageRules {
+    /// Compile a source's selectors.
+    pub fn new(s: &crate::config::Selectors) -> Result<PageRules, NormalizeError> {
+        let parse = |field: &'static str, css: &str| {
+            scraper::Selector::parse(css).map_err(|e| NormalizeError::Selector {
+                field,
+                css: css.to_string(),
+                why: e.to_string(),
+            })
+        };
+        Ok(PageRules {
+            content: s
+                .content
+                .as_deref()
+                .map(|c| parse("content", c))
+                .transpose()?,
+            remove: s
+                .remove
+                .iter()
+                .map(|r| parse("remove", r))
+                .collect::<Result<_, _>>()?,
+        })
+    }
 }
 
 /// [`normalize`], and for a page of the Godot class reference (a Sphinx
@@ -43,14 +83,15 @@ pub fn normalize_with_class(
     body: &str,
     public_url: &str,
     path: &str,
+    rules: &PageRules,
 ) -> Result<(Normalized, Option<godot_class::GodotClass>), NormalizeError> {
     if family == Family::Sphinx && kind == BodyKind::Html && godot_class::is_class_page(path) {
         let doc = scraper::Html::parse_document(body);
-        let n = sphinx::normalize_doc(&doc, public_url)?;
+        let n = sphinx::normalize_doc(&doc, public_url, rules)?;
         let class = godot_class::parse_class_doc(&doc, public_url)?;
         return Ok((n, Some(class)));
     }
-    Ok((normalize(family, kind, body, public_url)?, None))
+    Ok((normalize_with(family, kind, body, public_url, rules)?, None))
 }
 
 /// Normalize one fetched body with the adapter of its family.
@@ -63,9 +104,20 @@ pub fn normalize(
     body: &str,
     public_url: &str,
 ) -> Result<Normalized, NormalizeError> {
+    normalize_with(family, kind, body, public_url, &PageRules::default())
+}
+
+/// [`normalize`] with a source's [`PageRules`].
+pub fn normalize_with(
+    family: Family,
+    kind: BodyKind,
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
     match (family, kind) {
         (Family::Sphinx | Family::Leapview, _) | (_, BodyKind::Html) => {
-            crate::normalize::html_dispatch(family, body, public_url)
+            html_dispatch_with(family, body, public_url, rules)
         }
         (Family::Mintlify, BodyKind::Markdown) => mintlify::normalize(body, public_url),
         (Family::Cursor, BodyKind::Markdown) => cursor::normalize(body, public_url),
@@ -79,9 +131,74 @@ pub fn html_dispatch(
     body: &str,
     public_url: &str,
 ) -> Result<Normalized, NormalizeError> {
+    html_dispatch_with(family, body, public_url, &PageRules::default())
+}
+
+fn html_dispatch_with(
+    family: Family,
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
     match family {
-        Family::Sphinx => sphinx::normalize(body, public_url),
-        Family::Leapview => leapview::normalize(body, public_url),
-        Family::Mintlify | Family::Cursor | Family::Openai => html::normalize(body, public_url),
+        Family::Sphinx => sphinx::normalize_with(body, public_url, rules),
+        Family::Leapview => leapview::normalize(body, public_url, rules),
+        Family::Mintlify | Family::Cursor | Family::Openai => {
+            html::normalize(body, public_url, rules)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = r#"<html><head><title>T</title></head><body>
+<main><p>Navigation chrome the generic adapter would keep.</p></main>
+<div class="mine"><h1>Real title</h1><p>The content the source's selector names.</p>
+<div class="promo"><p>Buy the pro edition.</p></div></div></body></html>"#;
+
+    #[test]
+    fn a_sources_selectors_pick_the_content_and_drop_its_chrome() {
+        let url = "https://example.com/docs/x";
+        let plain = normalize(Family::Leapview, BodyKind::Html, PAGE, url);
+        assert!(
+            plain.is_err() || !plain.unwrap().markdown.contains("selector names"),
+            "without rules the adapter's own guesses apply"
+        );
+        let rules = PageRules::new(&crate::config::Selectors {
+            content: Some("div.mine".into()),
+            remove: vec!["div.promo".into()],
+        })
+        .expect("valid selectors");
+        for family in [Family::Leapview, Family::Sphinx, Family::Mintlify] {
+            let n = normalize_with(family, BodyKind::Html, PAGE, url, &rules).expect("normalizes");
+            assert_eq!(n.title, "Real title", "{family:?}");
+            assert!(
+                n.markdown.contains("selector names"),
+                "{family:?}: {}",
+                n.markdown
+            );
+            assert!(
+                !n.markdown.contains("pro edition"),
+                "{family:?}: {}",
+                n.markdown
+            );
+            assert!(!n.markdown.contains("Navigation chrome"), "{family:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_selector_is_named() {
+        let e = PageRules::new(&crate::config::Selectors {
+            content: None,
+            remove: vec!["div[".into()],
+        })
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("selectors.remove") && msg.contains("div["),
+            "{msg}"
+        );
     }
 }

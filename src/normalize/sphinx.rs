@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use scraper::{ElementRef, Html, Selector};
 
 use super::html::{self, sel, Action, Hooks};
-use super::{NormalizeError, Normalized};
+use super::{NormalizeError, Normalized, PageRules};
 
 static SEL_ROOTS: LazyLock<[Selector; 4]> = LazyLock::new(|| {
     [
@@ -139,13 +139,32 @@ fn title_from_head(doc: &Html) -> String {
 
 /// Normalize one Sphinx page: title from the `<h1>`, body without it.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
-    normalize_doc(&Html::parse_document(body), public_url)
+    normalize_with(body, public_url, &PageRules::default())
 }
 
-/// [`normalize`] of a page already parsed.
-pub fn normalize_doc(doc: &Html, public_url: &str) -> Result<Normalized, NormalizeError> {
-    let root = html::content_root(doc, &*SEL_ROOTS, public_url, "div[itemprop=articleBody]")?;
-    let (h1, converted) = html::convert_without_h1(root, public_url, SphinxHooks::default());
+/// [`normalize`] with a source's [`PageRules`].
+pub fn normalize_with(
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
+    normalize_doc(&Html::parse_document(body), public_url, rules)
+}
+
+/// [`normalize_with`] of a page already parsed.
+pub fn normalize_doc(
+    doc: &Html,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
+    let root = html::content_root(
+        doc,
+        rules,
+        &*SEL_ROOTS,
+        public_url,
+        "div[itemprop=articleBody]",
+    )?;
+    let (h1, converted) = html::convert_without_h1(root, public_url, SphinxHooks::default(), rules);
     let mut title = h1.map(html::plain_text).unwrap_or_default();
     if title.is_empty() {
         title = title_from_head(doc);
