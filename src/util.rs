@@ -103,6 +103,22 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
+/// The first `max` characters of `s` (never inside a UTF-8 character),
+/// preferring to end at a word boundary; and whether anything was cut.
+pub fn cut(s: &str, max: usize) -> (String, bool) {
+    if s.chars().count() <= max {
+        return (s.to_string(), false);
+    }
+    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
+    let mut head = &s[..end];
+    if let Some(sp) = head.rfind(char::is_whitespace) {
+        if sp > end * 2 / 3 {
+            head = &head[..sp];
+        }
+    }
+    (head.trim_end().to_string(), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,20 +189,4 @@ mod tests {
         assert_eq!(percent_decode("a%zzb"), "a%zzb");
         assert_eq!(percent_decode("%"), "%");
     }
-}
-
-/// The first `max` characters of `s` (never inside a UTF-8 character),
-/// preferring to end at a word boundary; and whether anything was cut.
-pub fn cut(s: &str, max: usize) -> (String, bool) {
-    if s.chars().count() <= max {
-        return (s.to_string(), false);
-    }
-    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
-    let mut head = &s[..end];
-    if let Some(sp) = head.rfind(char::is_whitespace) {
-        if sp > end * 2 / 3 {
-            head = &head[..sp];
-        }
-    }
-    (head.trim_end().to_string(), true)
 }
