@@ -76,18 +76,8 @@ impl Slugger {
 pub fn slugify(style: SlugStyle, text: &str) -> String {
     let lower = text.trim().to_lowercase();
     match style {
-        SlugStyle::Github => lower
-            .chars()
-            .filter_map(|c| {
-                if c == ' ' {
-                    Some('-')
-                } else if c == '-' || c == '_' || c.is_alphanumeric() || is_mark(c) {
-                    Some(c)
-                } else {
-                    None
-                }
-            })
-            .collect(),
+        // github-slugger turns only the space itself into `-`.
+        SlugStyle::Github => dash_spaces(&lower, |c| c == ' '),
         SlugStyle::MintlifyRuns => {
             let mut out = String::with_capacity(lower.len());
             let mut pending_dash = false;
@@ -107,19 +97,25 @@ pub fn slugify(style: SlugStyle, text: &str) -> String {
             }
             out
         }
-        SlugStyle::MintlifyWords => lower
-            .chars()
-            .filter_map(|c| {
-                if c.is_whitespace() {
-                    Some('-')
-                } else if c == '-' || c == '_' || c.is_alphanumeric() || is_mark(c) {
-                    Some(c)
-                } else {
-                    None
-                }
-            })
-            .collect(),
+        SlugStyle::MintlifyWords => dash_spaces(&lower, char::is_whitespace),
     }
+}
+
+/// Word characters (and `-`) kept, spaces as `is_space` sees them become
+/// `-`, everything else dropped.
+fn dash_spaces(lower: &str, is_space: impl Fn(char) -> bool) -> String {
+    lower
+        .chars()
+        .filter_map(|c| {
+            if is_space(c) {
+                Some('-')
+            } else if c == '-' || c == '_' || c.is_alphanumeric() || is_mark(c) {
+                Some(c)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Combining marks count as word characters for every generator we imitate.

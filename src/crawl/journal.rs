@@ -175,23 +175,33 @@ impl Journal {
 mod tests {
     use super::*;
 
+    fn entry(url: &str) -> Entry {
+        Entry {
+            url: url.into(),
+            fetched: url.into(),
+            final_url: url.into(),
+            status: 200,
+            attempts: 1,
+            content_type: "text/html".into(),
+            etag: None,
+            last_modified: None,
+            body_sha256: String::new(),
+            body_offset: 0,
+            body_len: 0,
+        }
+    }
+
     #[test]
     fn survives_reopen_and_torn_lines() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join(".journal");
         let j = Journal::open(&dir).unwrap();
         let e = Entry {
-            url: "https://a/x".into(),
             fetched: "https://a/x.md".into(),
             final_url: "https://a/x.md".into(),
-            status: 200,
-            attempts: 1,
             content_type: "text/markdown".into(),
             etag: Some("\"e\"".into()),
-            last_modified: None,
-            body_sha256: String::new(),
-            body_offset: 0,
-            body_len: 0,
+            ..entry("https://a/x")
         };
         j.record(e.clone(), b"# X\nbody").unwrap();
         drop(j);
@@ -219,19 +229,6 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join(".journal");
         let j = Journal::open(&dir).unwrap();
-        let entry = |url: &str| Entry {
-            url: url.into(),
-            fetched: url.into(),
-            final_url: url.into(),
-            status: 200,
-            attempts: 1,
-            content_type: "text/html".into(),
-            etag: None,
-            last_modified: None,
-            body_sha256: String::new(),
-            body_offset: 0,
-            body_len: 0,
-        };
         j.record(entry("https://a/1"), b"first body").unwrap();
         j.record(entry("https://a/304"), b"").unwrap();
         j.record(entry("https://a/2"), b"the second, longer body")
@@ -262,20 +259,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join(".journal");
         let j = Journal::open(&dir).unwrap();
-        let e = Entry {
-            url: "https://a/x".into(),
-            fetched: "https://a/x".into(),
-            final_url: "https://a/x".into(),
-            status: 200,
-            attempts: 1,
-            content_type: "text/html".into(),
-            etag: None,
-            last_modified: None,
-            body_sha256: String::new(),
-            body_offset: 0,
-            body_len: 0,
-        };
-        j.record(e, b"<p>x</p>").unwrap();
+        j.record(entry("https://a/x"), b"<p>x</p>").unwrap();
         drop(j);
         assert_eq!(
             Journal::open(&dir).unwrap().len(),
