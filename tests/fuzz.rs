@@ -2170,6 +2170,34 @@ fn long_lines_are_cut_in_linear_time() {
     });
 }
 
+/// Found by the soak (seed 3280387012): 16,000 levels of `<ul><li>`
+/// (290 KB) took 11 s of CPU in html5ever's tree builder, quadratic in
+/// depth. A page nested past `MAX_NESTING` now fails by name after a
+/// linear tokenizer pass.
+#[test]
+fn a_page_nested_thousands_deep_fails_by_name() {
+    let depth = 16_000;
+    let body = format!(
+        "<main>{}x{}</main>",
+        "<ul><li>".repeat(depth),
+        "</li></ul>".repeat(depth)
+    );
+    for family in [Family::Mintlify, Family::Sphinx, Family::Leapview] {
+        match normalize(family, BodyKind::Html, &body, URL) {
+            Err(e) => assert!(e.to_string().contains("nested 16001 deep"), "{e}"),
+            Ok(_) => panic!("{family:?}: a page nested {depth} deep was parsed"),
+        }
+    }
+    // `<main>` and the lists together at the limit: still read.
+    let lists = docsnap::normalize::nesting::MAX_NESTING - 1;
+    let shallow = format!(
+        "<main>{}x{}</main>",
+        "<ul><li>".repeat(lists),
+        "</li></ul>".repeat(lists)
+    );
+    assert!(normalize(Family::Mintlify, BodyKind::Html, &shallow, URL).is_ok());
+}
+
 /// Was: lists indented every line once per level, so nested lists made
 /// Markdown quadratic in their depth: 2,000 levels of `<ul><li>x` (18 KB)
 /// became 4 MB; 20,000 levels (180 KB) would have been 400 MB.

@@ -14,6 +14,7 @@ pub mod html;
 pub mod leapview;
 pub mod mdx;
 pub mod mintlify;
+pub mod nesting;
 pub mod openai;
 pub mod sphinx;
 
@@ -30,6 +31,11 @@ pub enum BodyKind {
 pub enum NormalizeError {
     #[error("{url}: no main content found ({why})")]
     NoContent { url: String, why: String },
+    #[error(
+        "{url}: elements nested {depth} deep (at most {} are read)",
+        nesting::MAX_NESTING
+    )]
+    TooDeep { url: String, depth: usize },
     #[error("selectors.{field}: `{css}` is not a CSS selector the HTML adapters can use: {why}")]
     Selector {
         field: &'static str,
@@ -86,6 +92,7 @@ pub fn normalize_with_class(
     rules: &PageRules,
 ) -> Result<(Normalized, Option<godot_class::GodotClass>), NormalizeError> {
     if family == Family::Sphinx && kind == BodyKind::Html && godot_class::is_class_page(path) {
+        nesting::check(body, public_url)?;
         let doc = scraper::Html::parse_document(body);
         let n = sphinx::normalize_doc(&doc, public_url, rules)?;
         let class = godot_class::parse_class_doc(&doc, public_url)?;
@@ -140,6 +147,7 @@ fn html_dispatch_with(
     public_url: &str,
     rules: &PageRules,
 ) -> Result<Normalized, NormalizeError> {
+    nesting::check(body, public_url)?;
     match family {
         Family::Sphinx => sphinx::normalize_with(body, public_url, rules),
         Family::Leapview => leapview::normalize(body, public_url, rules),
