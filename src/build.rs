@@ -11,8 +11,7 @@ use crate::config::{Config, Source, VersionSpec};
 use crate::crawl::fetch::{FetchOptions, Fetcher, Validators};
 use crate::crawl::{self, CrawlStats, FetchedPage, Progress};
 use crate::markdown::SlugStyle;
-use crate::model::page_hash;
-use crate::model::{Page, Section};
+use crate::model::{page_hash, Page, Section};
 use crate::normalize::{self, godot_class::GodotClass};
 use crate::section;
 
@@ -92,7 +91,7 @@ pub enum BuildError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Selectors(#[from] normalize::NormalizeError),
+    Selectors(#[from] crate::config::SelectorError),
     #[error("cannot start the async runtime: {0}")]
     Runtime(String),
     #[error("embedding sections: {0}")]
@@ -175,7 +174,7 @@ pub async fn build_version(
     let pipeline = Arc::new(PagePipeline {
         family: source.family,
         slug,
-        rules: normalize::PageRules::new(&source.selectors)?,
+        rules: source.selectors.compile()?,
     });
     let early = EarlyNormalizer::start(pipeline.clone());
     let t_crawl = std::time::Instant::now();
@@ -466,7 +465,7 @@ fn body_hash(f: &FetchedPage) -> u64 {
 struct PagePipeline {
     family: crate::config::Family,
     slug: SlugStyle,
-    rules: normalize::PageRules,
+    rules: crate::config::PageRules,
 }
 
 /// Worker threads that normalize pages handed to them by the crawl's sink.

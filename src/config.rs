@@ -163,6 +163,50 @@ pub struct Selectors {
     pub remove: Vec<String>,
 }
 
+/// A source's `selectors`, compiled once (for validation and per build):
+/// where an HTML page's content is (tried before the adapter's own
+/// guesses) and which elements inside it are chrome to drop (besides the
+/// adapter's).
+#[derive(Debug, Clone, Default)]
+pub struct PageRules {
+    pub content: Option<scraper::Selector>,
+    pub remove: Vec<scraper::Selector>,
+}
+
+/// A `selectors` entry that is not CSS the HTML adapters can use.
+#[derive(Debug, thiserror::Error)]
+#[error("selectors.{field}: `{css}` is not a CSS selector the HTML adapters can use: {why}")]
+pub struct SelectorError {
+    pub field: &'static str,
+    pub css: String,
+    pub why: String,
+}
+
+impl Selectors {
+    /// Compile the selectors; the first that does not parse is named.
+    pub fn compile(&self) -> Result<PageRules, SelectorError> {
+        let parse = |field: &'static str, css: &str| {
+            scraper::Selector::parse(css).map_err(|e| SelectorError {
+                field,
+                css: css.to_string(),
+                why: e.to_string(),
+            })
+        };
+        Ok(PageRules {
+            content: self
+                .content
+                .as_deref()
+                .map(|c| parse("content", c))
+                .transpose()?,
+            remove: self
+                .remove
+                .iter()
+                .map(|r| parse("remove", r))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
 /// A configuration problem, located in the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -280,14 +324,9 @@ impl Config {
                         .map_err(|e| err(&s.id, "include/exclude", format!("bad regex: {e}")))?;
                 }
             }
-            if let Some(sel) = &s.selectors.content {
-                scraper::Selector::parse(sel)
-                    .map_err(|e| err(&s.id, "content", format!("bad CSS selector: {e}")))?;
-            }
-            for sel in &s.selectors.remove {
-                scraper::Selector::parse(sel)
-                    .map_err(|e| err(&s.id, "remove", format!("bad CSS selector: {e}")))?;
-            }
+            s.selectors
+                .compile()
+                .map_err(|e| err(&s.id, e.field, format!("bad CSS selector: {}", e.why)))?;
         }
         Ok(())
     }
@@ -333,6 +372,21 @@ fn locate(text: &str, id: &str, field: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_selector_is_named() {
+        let e = Selectors {
+            content: None,
+            remove: vec!["div[".into()],
+        }
+        .compile()
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("selectors.remove") && msg.contains("div["),
+            "{msg}"
+        );
+    }
 
     const GOOD: &str = r#"
 sources:

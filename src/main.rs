@@ -601,27 +601,34 @@ struct Bars {
 }
 
 impl Bars {
-    fn update(&self, key: String, done: u64, total: u64) {
+    /// One bar per (source, version), named by both.
+    fn key(source: &str, version: &str) -> String {
+        format!("{source} {version}")
+    }
+
+    fn update(&self, source: &str, version: &str, done: u64, total: u64) {
         let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
-        let b = bars.entry(key).or_insert_with_key(|key| {
-            let b = self.multi.add(indicatif::ProgressBar::new(0));
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            b.set_prefix(key.clone());
-            b
-        });
+        let b = bars
+            .entry(Self::key(source, version))
+            .or_insert_with_key(|key| {
+                let b = self.multi.add(indicatif::ProgressBar::new(0));
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix:>20} [{bar:30}] {pos}/{len} {elapsed}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                b.set_prefix(key.clone());
+                b
+            });
         b.set_length(total);
         b.set_position(done);
     }
 
-    fn finish(&self, key: &str) {
+    fn finish(&self, source: &str, version: &str) {
         let bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(b) = bars.get(key) {
+        if let Some(b) = bars.get(&Self::key(source, version)) {
             b.finish_and_clear();
         }
     }
@@ -639,7 +646,7 @@ fn build_progress() -> (Option<Arc<Bars>>, build::BuildProgress) {
     let shown = bars.clone();
     let progress: build::BuildProgress = Arc::new(move |src, ver, done, total| {
         if let Some(b) = &shown {
-            b.update(format!("{src} {ver}"), done, total);
+            b.update(src, ver, done, total);
         } else if done == total || done % 50 == 0 {
             tracing::info!("{src} {ver}: {done}/{total} URLs");
         }
@@ -660,7 +667,7 @@ fn run_build(
     let mut reports = Vec::new();
     let on_done = |run: &build::VersionRun| {
         if let Some(b) = &bars {
-            b.finish(&format!("{} {}", run.source, run.version));
+            b.finish(&run.source, &run.version);
         }
         match &run.result {
             Ok(rep) => {

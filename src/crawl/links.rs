@@ -9,11 +9,10 @@
 
 use std::cell::RefCell;
 
-use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
+use html5ever::tokenizer::{TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::Attribute;
+
+use crate::normalize::html_tokens::{text_state_after, tokenize};
 
 /// What one pass over a page finds.
 #[derive(Default)]
@@ -61,33 +60,14 @@ impl TokenSink for Sink {
                         .get_or_insert_with(|| h.to_string());
                 }
             }
-            // The elements whose content the tree builder reads as text
-            // (scripting on, as in browsers). A self-closed `<script … />`
-            // is taken at its word, unlike the spec, so a page whose
-            // generator wrote one does not hide the rest of its links.
-            "script" if !tag.self_closing => return TokenSinkResult::RawData(RawKind::ScriptData),
-            "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript"
-                if !tag.self_closing =>
-            {
-                return TokenSinkResult::RawData(RawKind::Rawtext)
-            }
-            "textarea" | "title" if !tag.self_closing => {
-                return TokenSinkResult::RawData(RawKind::Rcdata)
-            }
-            "plaintext" => return TokenSinkResult::Plaintext,
             _ => {}
         }
-        TokenSinkResult::Continue
+        text_state_after(&tag.name, tag.self_closing).unwrap_or(TokenSinkResult::Continue)
     }
 }
 
 fn scan(html: &str) -> Found {
-    let tok = Tokenizer::new(Sink::default(), TokenizerOpts::default());
-    let input = BufferQueue::default();
-    input.push_back(html.into());
-    let _ = tok.feed(&input);
-    tok.end();
-    tok.sink.0.take()
+    tokenize(html, Sink::default()).0.take()
 }
 
 /// An http(s) URL for `href` resolved against `base`, without fragment.

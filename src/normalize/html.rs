@@ -25,13 +25,13 @@
 //! Headings nested in lists, quotes, admonitions or tables are written as bold
 //! paragraphs, not ATX headings, and get no entry in `anchors`.
 
-use crate::model::HeadingAnchor;
 use std::sync::LazyLock;
 
 use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 use url::Url;
 
 use super::{NormalizeError, Normalized, PageRules};
+use crate::model::HeadingAnchor;
 
 /// A node of the parsed tree (`ego_tree::NodeRef<Node>`), named without a
 /// direct dependency on `ego_tree`.

@@ -5,12 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Family;
+use crate::config::{Family, PageRules};
 use crate::model::Normalized;
 
 pub mod cursor;
 pub mod godot_class;
 pub mod html;
+pub mod html_tokens;
 pub mod leapview;
 pub mod mdx;
 pub mod mintlify;
@@ -36,46 +37,6 @@ pub enum NormalizeError {
         nesting::MAX_NESTING
     )]
     TooDeep { url: String, depth: usize },
-    #[error("selectors.{field}: `{css}` is not a CSS selector the HTML adapters can use: {why}")]
-    Selector {
-        field: &'static str,
-        css: String,
-        why: String,
-    },
-}
-
-/// A source's `selectors` from sources.yaml, compiled once per build: where
-/// an HTML page's content is (tried before the adapter's own guesses) and
-/// which elements inside it are chrome to drop (besides the adapter's).
-#[derive(Debug, Clone, Default)]
-pub struct PageRules {
-    pub content: Option<scraper::Selector>,
-    pub remove: Vec<scraper::Selector>,
-}
-
-impl PageRules {
-    /// Compile a source's selectors.
-    pub fn new(s: &crate::config::Selectors) -> Result<PageRules, NormalizeError> {
-        let parse = |field: &'static str, css: &str| {
-            scraper::Selector::parse(css).map_err(|e| NormalizeError::Selector {
-                field,
-                css: css.to_string(),
-                why: e.to_string(),
-            })
-        };
-        Ok(PageRules {
-            content: s
-                .content
-                .as_deref()
-                .map(|c| parse("content", c))
-                .transpose()?,
-            remove: s
-                .remove
-                .iter()
-                .map(|r| parse("remove", r))
-                .collect::<Result<_, _>>()?,
-        })
-    }
 }
 
 /// [`normalize`], and for a page of the Godot class reference (a Sphinx
@@ -174,10 +135,11 @@ mod tests {
             plain.is_err() || !plain.unwrap().markdown.contains("selector names"),
             "without rules the adapter's own guesses apply"
         );
-        let rules = PageRules::new(&crate::config::Selectors {
+        let rules = crate::config::Selectors {
             content: Some("div.mine".into()),
             remove: vec!["div.promo".into()],
-        })
+        }
+        .compile()
         .expect("valid selectors");
         for family in [Family::Leapview, Family::Sphinx, Family::Mintlify] {
             let n = normalize_with(family, BodyKind::Html, PAGE, url, &rules).expect("normalizes");
@@ -194,19 +156,5 @@ mod tests {
             );
             assert!(!n.markdown.contains("Navigation chrome"), "{family:?}");
         }
-    }
-
-    #[test]
-    fn a_bad_selector_is_named() {
-        let e = PageRules::new(&crate::config::Selectors {
-            content: None,
-            remove: vec!["div[".into()],
-        })
-        .unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            msg.contains("selectors.remove") && msg.contains("div["),
-            "{msg}"
-        );
     }
 }

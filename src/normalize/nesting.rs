@@ -10,11 +10,9 @@
 
 use std::cell::Cell;
 
-use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
+use html5ever::tokenizer::{TagKind, Token, TokenSink, TokenSinkResult};
 
+use super::html_tokens::{text_state_after, tokenize};
 use super::NormalizeError;
 
 /// Deepest element nesting a page may have.
@@ -53,14 +51,8 @@ impl TokenSink for Depth {
                 self.max.set(self.max.get().max(d));
                 // Text inside these is not markup; reading it as tags would
                 // count a script's string literals as nesting.
-                match name {
-                    "script" => return TokenSinkResult::RawData(RawKind::ScriptData),
-                    "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript" => {
-                        return TokenSinkResult::RawData(RawKind::Rawtext)
-                    }
-                    "textarea" | "title" => return TokenSinkResult::RawData(RawKind::Rcdata),
-                    "plaintext" => return TokenSinkResult::Plaintext,
-                    _ => {}
+                if let Some(state) = text_state_after(name, false) {
+                    return state;
                 }
             }
             TagKind::EndTag => self.now.set(self.now.get().saturating_sub(1)),
@@ -72,12 +64,7 @@ impl TokenSink for Depth {
 /// The deepest nesting of elements in `html` (an upper bound of what the
 /// tree builder makes of it: misnested end tags are not reconciled).
 pub fn depth(html: &str) -> usize {
-    let tok = Tokenizer::new(Depth::default(), TokenizerOpts::default());
-    let input = BufferQueue::default();
-    input.push_back(html.into());
-    let _ = tok.feed(&input);
-    tok.end();
-    tok.sink.max.get()
+    tokenize(html, Depth::default()).max.get()
 }
 
 /// A page nested deeper than [`MAX_NESTING`] is an error naming the depth.
