@@ -12,7 +12,7 @@ use docsnap::build::{self, BuildOptions};
 use docsnap::config::Config;
 use docsnap::search::types::{ResponseFormat, SearchDocsArgs};
 use docsnap::search::Library;
-use docsnap::serve::ToolFamily;
+use docsnap::serve::{ToolFamily, ToolRegistry};
 
 #[derive(Parser)]
 #[command(
@@ -268,6 +268,10 @@ fn run(cli: Cli) -> Result<i32> {
                 Some(t) => ToolFamily::parse_list(t).map_err(anyhow::Error::msg)?,
                 None => docsnap::serve::families_for(&lib),
             };
+            let metrics = Arc::new(docsnap::serve::Metrics::new(
+                ToolRegistry::new(&families).names().iter().copied(),
+            ));
+            metrics.record_rejected(lib.rejected);
             let handle = Arc::new(RwLock::new(Arc::new(lib)));
             let rt = runtime()?;
             if reload_secs > 0 {
@@ -280,6 +284,7 @@ fn run(cli: Cli) -> Result<i32> {
                         every: std::time::Duration::from_secs(reload_secs),
                         swap: !no_reload,
                         leapview_version,
+                        metrics: Some(metrics.clone()),
                     },
                 );
             }
@@ -293,6 +298,7 @@ fn run(cli: Cli) -> Result<i32> {
                     token,
                     allowed_origins: allow_origins,
                     tools: families,
+                    metrics: Some(metrics),
                     ..Default::default()
                 };
                 rt.block_on(docsnap::serve::serve_http(handle, opts))?;

@@ -642,3 +642,105 @@ async fn http_without_token_is_open_on_loopback() {
         .unwrap();
     assert_eq!(resp.status(), 404);
 }
+
+/// The value of the sample line that starts with `series` in a scrape.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no sample {series} in\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn metrics_count_calls_and_errors_under_the_token() {
+    let h = Http::start(HttpOptions {
+        token: Some("s3cret".into()),
+        tools: vec![ToolFamily::AgentDocs],
+        ..HttpOptions::default()
+    })
+    .await;
+    let url = format!("{}/metrics", h.base);
+    let resp = h.client.get(&url).send().await.unwrap();
+    assert_eq!(resp.status(), 401, "the token guards /metrics like /mcp");
+    let resp = h
+        .client
+        .get(&url)
+        .bearer_auth("s3cret")
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+    let scrape = || async {
+        let resp = h
+            .client
+            .get(&url)
+            .bearer_auth("s3cret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        assert!(resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"));
+        resp.text().await.unwrap()
+    };
+    let before = scrape().await;
+    let rs = "docsnap_tool_requests_total{tool=\"read_section\"}";
+    let es = "docsnap_tool_errors_total{tool=\"read_section\"}";
+    let count = "docsnap_tool_latency_seconds_count{tool=\"read_section\"}";
+    let unknown = "docsnap_tool_errors_total{tool=\"(unknown)\"}";
+    assert_eq!(sample(&before, rs), 0.0);
+    // The loaded snapshot is listed with its age.
+    assert!(
+        sample(
+            &before,
+            "docsnap_snapshot_age_seconds{source=\"claude-code\",version=\"latest\",snapshot_id=\"snap-1\"}"
+        ) > 0.0
+    );
+
+    let call = |id: u64, name: &str, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": args}})
+    };
+    for body in [
+        call(2, "read_section", json!({"url": MEMORY})),
+        call(
+            3,
+            "read_section",
+            json!({"url": MEMORY, "heading": "imports"}),
+        ),
+        call(4, "read_section", json!({"heading": "no url"})),
+        call(5, "no_such_tool", json!({})),
+    ] {
+        let resp = h
+            .post(&body)
+            .bearer_auth("s3cret")
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+    }
+    let after = scrape().await;
+    assert_eq!(sample(&after, rs), 3.0);
+    assert_eq!(
+        sample(&after, es),
+        1.0,
+        "the call without a url is an error"
+    );
+    assert_eq!(sample(&after, count), 3.0);
+    assert!(
+        sample(
+            &after,
+            "docsnap_tool_latency_seconds_sum{tool=\"read_section\"}"
+        ) > 0.0
+    );
+    assert_eq!(sample(&after, unknown) - sample(&before, unknown), 1.0);
+    assert!(
+        !after.contains("no_such_tool"),
+        "unknown names are not labels"
+    );
+}

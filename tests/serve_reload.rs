@@ -103,3 +103,113 @@ fn newer_artifacts_are_swapped_in_while_serving() {
     assert_eq!(code, 0, "{err}");
     wait_for(&mut c, "3.2");
 }
+
+/// `GET path` on a plain HTTP/1.1 connection; the body.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// The value of the sample `series` in a scrape, 0 when absent.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn reloads_and_refused_artifacts_show_in_metrics() {
+    use std::io::BufRead;
+    let mirror = Mirror::start(None, &[]);
+    let built = tempfile::tempdir().unwrap();
+    build_from_mirror(&mirror, built.path(), &["leapview"]);
+    let a31 = only_artifact(built.path(), "leapview", "3.1");
+    let a32 = only_artifact(built.path(), "leapview", "3.2");
+    let serve = tempfile::tempdir().unwrap();
+    let s = serve.path();
+    copy_dir(&a31, &s.join("leapview/3.1").join(a31.file_name().unwrap()));
+
+    let mut child = std::process::Command::new(docsnap())
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--reload-secs",
+            "1",
+            "--artifacts",
+        ])
+        .arg(s)
+        .env("DOCSNAP_LOG", "error")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _child = Kill(child);
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|a| a.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    let scrape = || http_get(&addr, "/metrics");
+    let wait = |what: &str, ok: &dyn Fn(&str) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let t = scrape();
+            if ok(&t) {
+                return t;
+            }
+            assert!(Instant::now() < deadline, "never saw {what}:\n{t}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let t = scrape();
+    assert_eq!(sample(&t, "docsnap_reloads_total"), 0.0);
+    assert_eq!(sample(&t, "docsnap_rejected_artifacts_total"), 0.0);
+
+    // A corrupt 3.2 is refused and counted; nothing is swapped in.
+    let bad = s.join("leapview/3.2").join(a32.file_name().unwrap());
+    copy_dir(&a32, &bad);
+    let pages = bad.join("pages.jsonl");
+    let mut bytes = std::fs::read(&pages).unwrap();
+    bytes[100] ^= 0x20;
+    std::fs::write(&pages, bytes).unwrap();
+    let t = wait("the refused artifact", &|t| {
+        sample(t, "docsnap_rejected_artifacts_total") >= 1.0
+    });
+    assert_eq!(sample(&t, "docsnap_reloads_total"), 0.0);
+    assert!(!t.contains("version=\"3.2\""), "{t}");
+
+    // A complete 3.2 is swapped in and counted.
+    std::fs::remove_dir_all(&bad).unwrap();
+    let tmp = s.join("leapview/3.2/.incoming");
+    copy_dir(&a32, &tmp);
+    std::fs::rename(&tmp, &bad).unwrap();
+    let t = wait("the reload", &|t| sample(t, "docsnap_reloads_total") >= 1.0);
+    assert!(
+        t.contains("docsnap_snapshot_pages{source=\"leapview\",version=\"3.2\""),
+        "{t}"
+    );
+    assert_eq!(sample(&t, "docsnap_reload_failures_total"), 0.0);
+}

@@ -318,7 +318,8 @@ pub struct PageRef<'a> {
 
 /// What loading one (source, version) gave: its artifact, if one verified,
 /// and what was said along the way.
-type Loaded = (Option<LoadedSource>, Vec<String>);
+/// What loading one version gave: its source, warnings, artifacts refused.
+type Loaded = (Option<LoadedSource>, Vec<String>, usize);
 
 /// Every loaded artifact.
 #[derive(Default)]
@@ -334,6 +335,9 @@ pub struct Library {
     /// Advisory about the index itself (a newer snapshot has been published);
     /// set by the server's watcher while this library is being served.
     pub notice: std::sync::Mutex<Option<String>>,
+    /// Artifacts refused while loading this library (failed verification
+    /// or unreadable); an older snapshot of the same version may serve instead.
+    pub rejected: usize,
 }
 
 /// The library a server answers from; replaced whole when a newer artifact is
@@ -374,16 +378,20 @@ impl Library {
         let groups = crate::artifact::artifacts_by_version(root)?;
         let load_group = |group: &Vec<std::path::PathBuf>| {
             let mut warnings = Vec::new();
+            let mut rejected = 0;
             for dir in group {
                 match LoadedSource::open(dir) {
                     Ok(mut s) => {
                         warnings.extend(s.attach_vectors(dir, model.as_deref()));
-                        return (Some(s), warnings);
+                        return (Some(s), warnings, rejected);
                     }
-                    Err(e) => warnings.push(format!("skipped {}: {e}", dir.display())),
+                    Err(e) => {
+                        rejected += 1;
+                        warnings.push(format!("skipped {}: {e}", dir.display()));
+                    }
                 }
             }
-            (None, warnings)
+            (None, warnings, rejected)
         };
         // As many workers as cores, largest artifacts first so the last one
         // to finish is a small one.
@@ -423,7 +431,7 @@ impl Library {
                     h.join().unwrap_or_else(|_| {
                         vec![(
                             usize::MAX,
-                            (None, vec!["loading an artifact panicked".into()]),
+                            (None, vec!["loading an artifact panicked".into()], 1),
                         )]
                     })
                 })
@@ -431,9 +439,10 @@ impl Library {
         });
         loaded.sort_by_key(|(i, _)| *i);
         let loaded = loaded.into_iter().map(|(_, r)| r);
-        for (source, w) in loaded {
+        for (source, w, rejected) in loaded {
             warnings.extend(w);
             lib.sources.extend(source);
+            lib.rejected += rejected;
         }
         Ok((lib, warnings))
     }

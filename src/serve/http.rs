@@ -1,4 +1,4 @@
-//! Streamable HTTP transport: MCP at `/mcp`, `GET /healthz`.
+//! Streamable HTTP transport: MCP at `/mcp`, `GET /healthz`, `GET /metrics`.
 //!
 //! Stateless JSON mode: every POST is answered by a fresh [`DocsServer`] clone
 //! with one `application/json` body, so no session state lives between
@@ -6,7 +6,9 @@
 //! guards first: an `Origin` header that is present must be a loopback origin
 //! or listed (else 403, against DNS rebinding from browsers), and `/mcp` needs
 //! the bearer token when one is set (else 401). `/healthz` needs no token: it
-//! shows only which snapshots are loaded.
+//! shows only which snapshots are loaded. `/metrics` (Prometheus text) is off
+//! the MCP path but under the same token, since per-tool traffic is not for
+//! everyone who can reach the port.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -24,7 +26,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
-use super::{current, DocsServer, ToolFamily};
+use super::{current, DocsServer, Metrics, ToolFamily};
 use crate::search::LibraryHandle;
 
 /// How `serve_http` listens and whom it answers.
@@ -44,6 +46,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Tool families offered.
     pub tools: Vec<ToolFamily>,
+    /// Counters shared with the reloader; `None` makes a fresh set.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl Default for HttpOptions {
@@ -55,6 +59,7 @@ impl Default for HttpOptions {
             token: None,
             max_body_bytes: 1 << 20,
             tools: ToolFamily::ALL.to_vec(),
+            metrics: None,
         }
     }
 }
@@ -91,9 +96,13 @@ pub async fn serve_listener(
         .context("HTTP server failed")
 }
 
-/// The whole HTTP application: `/mcp`, `/healthz` and the guards.
+/// The whole HTTP application: `/mcp`, `/healthz`, `/metrics` and the guards.
 pub fn router(lib: LibraryHandle, opts: &HttpOptions) -> Router {
-    let server = DocsServer::new(lib.clone(), &opts.tools);
+    let server = match &opts.metrics {
+        Some(m) => DocsServer::with_metrics(lib.clone(), &opts.tools, m.clone()),
+        None => DocsServer::new(lib.clone(), &opts.tools),
+    };
+    let metrics = server.metrics().clone();
     let tools: Vec<String> = server
         .registry()
         .names()
@@ -122,11 +131,18 @@ pub fn router(lib: LibraryHandle, opts: &HttpOptions) -> Router {
             .collect(),
         token: opts.token.clone(),
     });
+    let scrape = Router::new()
+        .route("/metrics", get(metrics_text))
+        .with_state(Arc::new(Scrape {
+            lib: lib.clone(),
+            metrics,
+        }));
     let health = Router::new()
         .route("/healthz", get(healthz))
         .with_state(Arc::new(Health { lib, tools }));
     Router::new()
         .route_service("/mcp", mcp)
+        .merge(scrape)
         .layer(middleware::from_fn_with_state(guard.clone(), require_token))
         .merge(health)
         .layer(middleware::from_fn_with_state(guard, check_origin))
@@ -250,6 +266,27 @@ async fn healthz(State(h): State<Arc<Health>>) -> Json<Value> {
         "tools": h.tools,
         "snapshots": snapshots,
     }))
+}
+
+struct Scrape {
+    lib: LibraryHandle,
+    metrics: Arc<Metrics>,
+}
+
+async fn metrics_text(State(s): State<Arc<Scrape>>) -> Response {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let body = s.metrics.render(&current(&s.lib), now);
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 async fn shutdown_signal() {

@@ -12,6 +12,7 @@
 //! while protocol errors usually reach it only as an opaque failure.
 
 pub mod http;
+pub mod metrics;
 pub mod reload;
 pub mod tools;
 pub mod validate;
@@ -27,6 +28,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use http::{serve_http, serve_listener, HttpOptions};
+pub use metrics::Metrics;
 pub use tools::{ToolFamily, ToolRegistry, ToolSpec};
 
 use crate::search::{Library, LibraryHandle};
@@ -65,15 +67,28 @@ pub struct DocsServer {
     lib: LibraryHandle,
     tools: Arc<ToolRegistry>,
     info: Arc<ServerConfig>,
+    metrics: Arc<Metrics>,
 }
 
 impl DocsServer {
-    /// A server offering the tools of `families`.
+    /// A server offering the tools of `families`, with counters of its own.
     pub fn new(lib: LibraryHandle, families: &[ToolFamily]) -> Self {
-        Self::with_registry(lib, Arc::new(ToolRegistry::new(families)))
+        let tools = Arc::new(ToolRegistry::new(families));
+        let metrics = Arc::new(Metrics::new(tools.names().iter().copied()));
+        Self::with_registry(lib, tools, metrics)
     }
 
-    fn with_registry(lib: LibraryHandle, tools: Arc<ToolRegistry>) -> Self {
+    /// A server offering the tools of `families` that counts its calls in
+    /// `metrics` (shared with `/metrics` and the reloader).
+    pub fn with_metrics(
+        lib: LibraryHandle,
+        families: &[ToolFamily],
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self::with_registry(lib, Arc::new(ToolRegistry::new(families)), metrics)
+    }
+
+    fn with_registry(lib: LibraryHandle, tools: Arc<ToolRegistry>, metrics: Arc<Metrics>) -> Self {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
         info.server_info = Implementation::new("docsnap", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(format!(
@@ -84,11 +99,18 @@ impl DocsServer {
             lib,
             tools,
             info: Arc::new(info),
+            metrics,
         }
     }
 
+    /// The tools this server offers.
     pub fn registry(&self) -> &ToolRegistry {
         &self.tools
+    }
+
+    /// The counters this server's calls go to.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 }
 
@@ -118,11 +140,19 @@ impl ServerHandler for DocsServer {
         let lib = current(&self.lib);
         let tools = Arc::clone(&self.tools);
         let args = request.arguments;
+        let started = std::time::Instant::now();
+        let called = name.clone();
         // Searching is CPU work: keep it off the threads that drive the transport.
-        let result = tokio::task::spawn_blocking(move || tools.call(&lib, &name, args).ok_or(name))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
-        result.map(CallToolResponse::from).map_err(|name| {
+        let result = tokio::task::spawn_blocking(move || tools.call(&lib, &called, args)).await;
+        let outcome = match &result {
+            Ok(Some(r)) if r.is_error != Some(true) => metrics::Outcome::Ok,
+            _ => metrics::Outcome::Error,
+        };
+        self.metrics.record_call(&name, started.elapsed(), outcome);
+        let result = result
+            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?
+            .ok_or(());
+        result.map(CallToolResponse::from).map_err(|()| {
             ErrorData::invalid_params(
                 format!(
                     "unknown tool '{name}' (available: {})",

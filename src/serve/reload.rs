@@ -26,6 +26,8 @@ pub struct ReloadOptions {
     pub swap: bool,
     /// Carried over to every new library (`--leapview-version`).
     pub leapview_version: Option<String>,
+    /// Where reloads, failed reloads and refused artifacts are counted.
+    pub metrics: Option<Arc<super::Metrics>>,
 }
 
 /// Whether `dir` is a publish directory (it has a catalog) rather than a
@@ -142,13 +144,21 @@ pub fn reload_once(
         }
         return Ok(false);
     }
+    let rejected = |n: usize| {
+        if let Some(m) = &opts.metrics {
+            m.record_rejected(n);
+        }
+    };
     if let Some(p) = &opts.publish {
-        for s in materialize(p, &opts.dir)? {
+        let skipped = materialize(p, &opts.dir)?;
+        rejected(skipped.len());
+        for s in skipped {
             tracing::warn!("reload: skipped {s}");
         }
     }
     let (mut lib, warnings) =
         Library::load_dir_with(&opts.dir, current.model.clone()).map_err(|e| e.to_string())?;
+    rejected(lib.rejected);
     for w in warnings {
         tracing::warn!("reload: {w}");
     }
@@ -185,10 +195,21 @@ pub fn spawn(handle: LibraryHandle, opts: ReloadOptions) -> tokio::task::JoinHan
                 reload_once(&h, &o, &mut seen)
             })
             .await;
+            let failed = !matches!(r, Ok(Ok(_)));
             match r {
                 Ok(Err(e)) => tracing::warn!("reload skipped: {e}"),
                 Err(e) => tracing::warn!("reload failed: {e}"),
-                Ok(Ok(_)) => {}
+                Ok(Ok(true)) => {
+                    if let Some(m) = &opts.metrics {
+                        m.record_reload();
+                    }
+                }
+                Ok(Ok(false)) => {}
+            }
+            if failed {
+                if let Some(m) = &opts.metrics {
+                    m.record_reload_failure();
+                }
             }
         }
     })
