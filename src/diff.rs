@@ -104,7 +104,8 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
-    fn label(self) -> &'static str {
+    /// The word shown for it (`added`, `removed`, `changed`).
+    pub fn label(self) -> &'static str {
         match self {
             ChangeKind::Added => "added",
             ChangeKind::Removed => "removed",

@@ -7,6 +7,7 @@
 
 pub mod artifact;
 pub mod build;
+pub mod changes;
 pub mod config;
 pub mod crawl;
 pub mod diff;

@@ -125,6 +125,30 @@ enum Cmd {
         #[arg(long, default_value = "text")]
         format: docsnap::diff::Format,
     },
+    /// What changed in a product's docs since an earlier snapshot under
+    /// --artifacts: what the server's `docs_changes` tool answers (exit 0
+    /// nothing changed, 1 something did, 2 trouble).
+    Changes {
+        /// Product id (claude-code, cursor, codex, mcp, godot, leapview).
+        #[arg(long)]
+        product: String,
+        /// A snapshot id (or unique prefix of 6+ characters), a version label
+        /// (3.1), or a date (YYYY-MM-DD or RFC 3339).
+        #[arg(long)]
+        since: String,
+        /// Only pages whose path below the version root (or URL) starts with this.
+        #[arg(long)]
+        path: Option<String>,
+        /// Pages listed per list (default 20, at most 1000).
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Artifacts directory holding both snapshots.
+        #[arg(long, default_value = "snapshots")]
+        artifacts: PathBuf,
+        /// text or json (the tool's structured result).
+        #[arg(long, default_value = "text")]
+        format: docsnap::diff::Format,
+    },
     /// Publish an artifact as DIR/<source>/<version>/<snapshot-id>.tar.zst with
     /// its SHA256SUMS and manifest, move `latest`, update DIR/index.json.
     Publish {
@@ -360,6 +384,28 @@ fn run(cli: Cli) -> Result<i32> {
             let d = docsnap::diff::diff_artifacts(&a.artifact, &b.artifact);
             docsnap::diff::write_stdout(&d.render(format))?;
             Ok(if d.is_empty() { 0 } else { 1 })
+        }
+        Cmd::Changes {
+            product,
+            since,
+            path,
+            limit,
+            artifacts,
+            format,
+        } => {
+            let args = docsnap::changes::ChangesArgs {
+                product,
+                since,
+                path,
+                limit,
+            };
+            let c = docsnap::changes::changes(&artifacts, &args)?;
+            let text = match format {
+                docsnap::diff::Format::Json => format!("{}\n", serde_json::to_string_pretty(&c)?),
+                _ => c.render_text(),
+            };
+            docsnap::diff::write_stdout(&text)?;
+            Ok(if c.counts == Default::default() { 0 } else { 1 })
         }
         Cmd::Publish { artifact, to, keep } => {
             let opts = docsnap::publish::PublishOptions {

@@ -103,6 +103,14 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
+/// Order version labels numerically where they are numbers (`3.10` > `3.9`,
+/// `2025-11-25` > `2025-06-18`).
+pub fn version_key(v: &str) -> Vec<(u64, String)> {
+    v.split(['.', '-'])
+        .map(|p| (p.parse::<u64>().unwrap_or(0), p.to_string()))
+        .collect()
+}
+
 /// The first `max` characters of `s` (never inside a UTF-8 character),
 /// preferring to end at a word boundary; and whether anything was cut.
 pub fn cut(s: &str, max: usize) -> (String, bool) {

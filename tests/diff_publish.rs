@@ -50,6 +50,155 @@ fn manifest(dir: &Path) -> serde_json::Value {
         .expect("manifest JSON")
 }
 
+/// `docsnap changes` and the server's `docs_changes` name the same pages as
+/// the `docsnap diff --format json` output `d`, with the same changed
+/// sections; returns the tool's answer.
+fn assert_changes_match_diff(
+    artifacts: &Path,
+    product: &str,
+    since: &str,
+    d: &serde_json::Value,
+) -> serde_json::Value {
+    let (code, stdout, err) = run_docsnap(&[
+        "changes",
+        "--artifacts",
+        s(artifacts),
+        "--product",
+        product,
+        "--since",
+        since,
+        "--limit",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "something changed, so exit 1\n{err}");
+    let c = json_of(&stdout);
+    let urls = |v: &serde_json::Value, k: &str| -> BTreeSet<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[k].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(urls(&c["added"], "url"), strings(&d["added"]), "added");
+    assert_eq!(
+        urls(&c["removed"], "url"),
+        strings(&d["removed"]),
+        "removed"
+    );
+    assert_eq!(
+        urls(&c["moved"], "from_url"),
+        urls(&d["moved"], "from"),
+        "moved from"
+    );
+    assert_eq!(
+        urls(&c["moved"], "url"),
+        urls(&d["moved"], "to"),
+        "moved to"
+    );
+    assert_eq!(
+        urls(&c["changed"], "url"),
+        urls(&d["changed"], "url"),
+        "changed"
+    );
+    for (k, list) in [
+        ("added", "added"),
+        ("removed", "removed"),
+        ("moved", "moved"),
+        ("changed", "changed"),
+    ] {
+        assert_eq!(c["counts"][k], d[list].as_array().unwrap().len(), "{k}");
+    }
+    assert_eq!(c["truncated"], false);
+    assert_eq!(c["from"]["snapshot_id"], d["from"]);
+    assert_eq!(c["to"]["snapshot_id"], d["to"]);
+    // Each changed page: the same sections, in the same order, with excerpts.
+    for cp in c["changed"].as_array().unwrap() {
+        let dp = d["changed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["url"] == cp["url"])
+            .unwrap();
+        let anchors = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| {
+                    format!(
+                        "{}:{}",
+                        x["anchor"].as_str().unwrap(),
+                        x["change"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        };
+        let want: Vec<String> = anchors(&dp["sections"]).into_iter().take(12).collect();
+        assert_eq!(anchors(&cp["sections"]), want, "{}", cp["url"]);
+        assert_eq!(
+            cp["sections_changed"],
+            dp["sections"].as_array().unwrap().len()
+        );
+        for sc in cp["sections"].as_array().unwrap() {
+            let e = sc["excerpt"].as_str().unwrap();
+            assert!(
+                e.starts_with("+ ") || e.starts_with("- ") || e.is_empty(),
+                "{e}"
+            );
+        }
+    }
+    // The tool over MCP names the same pages, its answer bounded in size:
+    // on a large change it carries less of each page, never other pages.
+    let mut srv = common::StdioClient::spawn(&["serve", "--stdio", "--artifacts", s(artifacts)]);
+    srv.handshake();
+    let r = srv.call(
+        "docs_changes",
+        serde_json::json!({"product": product, "since": since, "limit": 1000}),
+    );
+    let t = &r["result"]["structuredContent"];
+    assert!(
+        t.to_string().len() <= 40_000,
+        "{} bytes",
+        t.to_string().len()
+    );
+    for k in ["product", "from", "to", "counts", "truncated"] {
+        assert_eq!(t[k], c[k], "{k}");
+    }
+    for (k, u) in [
+        ("added", "url"),
+        ("removed", "url"),
+        ("moved", "url"),
+        ("changed", "url"),
+    ] {
+        assert_eq!(urls(&t[k], u), urls(&c[k], u), "{k}");
+    }
+    for (tp, cp) in t["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(c["changed"].as_array().unwrap())
+    {
+        let (ts, cs) = (
+            tp["sections"].as_array().unwrap(),
+            cp["sections"].as_array().unwrap(),
+        );
+        assert!(ts.len() <= cs.len());
+        for (a, b) in ts.iter().zip(cs) {
+            assert_eq!(a["anchor"], b["anchor"]);
+            let (ea, eb) = (
+                a["excerpt"].as_str().unwrap(),
+                b["excerpt"].as_str().unwrap(),
+            );
+            assert!(
+                ea.is_empty() || eb.starts_with(ea.trim_end_matches(" …")),
+                "{ea:?} vs {eb:?}"
+            );
+        }
+    }
+    c
+}
+
 /// `*.html` pages of a LeapView version folder, keyed by path, without the
 /// version landing page: the `<article>` element with the version's link
 /// prefix (`/v3.1/`) made neutral.
@@ -229,6 +378,9 @@ fn leapview_builds_are_reproducible_and_the_diff_names_what_changed() {
             }
         }
     }
+    // What changed since 3.1, asked as an agent would.
+    assert_changes_match_diff(&out2, "leapview", "3.1", &d);
+
     eprintln!(
         "leapview 3.1 → 3.2: {} added, {} removed, {} moved, {} changed",
         added_exp.len(),
@@ -411,6 +563,61 @@ fn claude_code_dated_mirrors_diff_matches_the_markdown_files() {
         (52, 3, 137),
         "PROVENANCE's figures"
     );
+
+    // Both snapshots under one artifacts directory: what changed since the
+    // older one, named by id, by its creation time, and by a date before both.
+    copy_dir(
+        &a,
+        &new_out
+            .join("claude-code/current")
+            .join(a.file_name().unwrap()),
+    );
+    let old_id = manifest(&a)["snapshot_id"].as_str().unwrap().to_string();
+    let c = assert_changes_match_diff(&new_out, "claude-code", &old_id, &d);
+    assert_eq!(c["to"]["snapshot_id"], manifest(&b)["snapshot_id"]);
+    let created = manifest(&a)["created_at"].as_str().unwrap().to_string();
+    assert_changes_match_diff(&new_out, "claude-code", &created, &d);
+    let (code, _, err) = run_docsnap(&[
+        "changes",
+        "--artifacts",
+        s(&new_out),
+        "--product",
+        "claude-code",
+        "--since",
+        "2026-05-22",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no snapshot of claude-code current was made by 2026-05-22"),
+        "{err}"
+    );
+    // A path narrows the lists and keeps whole counts for what it covers.
+    let (code, stdout, err) = run_docsnap(&[
+        "changes",
+        "--artifacts",
+        s(&new_out),
+        "--product",
+        "claude-code",
+        "--since",
+        &old_id,
+        "--path",
+        "docs/en/hooks",
+        "--format",
+        "json",
+    ]);
+    assert!(code <= 1, "{err}");
+    let narrowed = json_of(&stdout);
+    for list in ["added", "removed", "changed"] {
+        for p in narrowed[list].as_array().unwrap() {
+            assert!(
+                p["url"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("https://code.claude.com/docs/en/hooks"),
+                "{p}"
+            );
+        }
+    }
 }
 
 fn latest_of(pubdir: &Path, source: &str, version: &str) -> Option<String> {

@@ -66,12 +66,7 @@ struct CursorState {
 /// Product id of LeapView artifacts.
 pub const PRODUCT: &str = "leapview";
 
-/// Order version labels numerically where they are numbers (`3.10` > `3.9`).
-pub fn version_key(v: &str) -> Vec<(u64, String)> {
-    v.split(['.', '-'])
-        .map(|p| (p.parse::<u64>().unwrap_or(0), p.to_string()))
-        .collect()
-}
+pub use crate::util::version_key;
 
 impl Library {
     /// The LeapView artifact this server answers from: the configured

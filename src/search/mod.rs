@@ -1,6 +1,7 @@
 //! The query engine over loaded artifacts: what the tools answer from.
 
 pub mod agent_docs;
+pub mod changes;
 pub mod godot;
 pub mod leapview;
 pub mod rank;
@@ -338,6 +339,11 @@ pub struct Library {
     /// Artifacts refused while loading this library (failed verification
     /// or unreadable); an older snapshot of the same version may serve instead.
     pub rejected: usize,
+    /// The artifacts directory this library was loaded from, where
+    /// `docs_changes` finds earlier snapshots; `None` for a library built in memory.
+    pub root: Option<std::path::PathBuf>,
+    /// Diffs `docs_changes` computed for this library.
+    pub diffs: changes::DiffCache,
 }
 
 /// The library a server answers from; replaced whole when a newer artifact is
@@ -369,6 +375,7 @@ impl Library {
     ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         let mut lib = Library {
             model: model.clone(),
+            root: Some(root.to_path_buf()),
             ..Library::default()
         };
         let mut warnings = Vec::new();

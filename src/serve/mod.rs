@@ -58,6 +58,7 @@ pub fn families_for(lib: &Library) -> Vec<ToolFamily> {
     if out.is_empty() {
         out.push(ToolFamily::AgentDocs);
     }
+    out.push(ToolFamily::Changes);
     out
 }
 

@@ -46,6 +46,9 @@ pub enum ToolFamily {
     Godot,
     /// `docs_search` (seed 003): LeapView, one version.
     Leapview,
+    /// `docs_changes` (beyond the seeds): what changed in any product's docs
+    /// since an earlier snapshot.
+    Changes,
 }
 
 /// Families named by the seeds that this build does not serve yet.
@@ -57,6 +60,7 @@ impl ToolFamily {
         ToolFamily::AgentDocs,
         ToolFamily::Godot,
         ToolFamily::Leapview,
+        ToolFamily::Changes,
     ];
 
     /// The name used on the command line.
@@ -65,6 +69,7 @@ impl ToolFamily {
             ToolFamily::AgentDocs => "agent-docs",
             ToolFamily::Godot => "godot",
             ToolFamily::Leapview => "leapview",
+            ToolFamily::Changes => "changes",
         }
     }
 
@@ -73,6 +78,7 @@ impl ToolFamily {
             ToolFamily::AgentDocs => AGENT_DOCS,
             ToolFamily::Godot => GODOT,
             ToolFamily::Leapview => LEAPVIEW,
+            ToolFamily::Changes => CHANGES,
         }
     }
 
@@ -193,6 +199,14 @@ const LEAPVIEW: &[ToolSpec] = &[ToolSpec {
     input_schema: include_str!("schemas/docs_search.input.json"),
     output_schema: include_str!("schemas/docs_search.output.json"),
     call: |lib, args| typed(args, |a: &DocsSearchArgs| lib.docs_search(a)),
+}];
+
+const CHANGES: &[ToolSpec] = &[ToolSpec {
+    name: "docs_changes",
+    description: "What changed in a product's documentation since an earlier snapshot this server holds: pages added, removed, moved and changed, each changed page with its changed sections' anchors and a short excerpt of the changed lines. `since` takes a snapshot id (or a unique prefix of one), a version label such as 3.1 (its newest snapshot, compared with the version served), or a date YYYY-MM-DD or RFC 3339 time (the newest snapshot of the served version made by then). Use it before relying on remembered docs, or to see what a new version changed; `path` narrows to one part of the docs. Answers stay under about 40 KB: on a large change, excerpts and section lists shorten first, then page lists are cut (truncated: true; counts stay whole). Read a changed section in full with the product's read tool.",
+    input_schema: include_str!("schemas/docs_changes.input.json"),
+    output_schema: include_str!("schemas/docs_changes.output.json"),
+    call: |lib, args| typed(args, |a: &crate::changes::ChangesArgs| lib.docs_changes(a)),
 }];
 
 struct Registered {

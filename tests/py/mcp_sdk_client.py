@@ -98,9 +98,9 @@ async def exercise(session, seed_dir, label):
     tools = {t.name: t for t in (await session.list_tools()).tools}
     want = {
         "search_docs", "read_section", "search_godot_docs", "fetch_godot_doc",
-        "get_godot_class", "get_godot_class_member", "docs_search",
+        "get_godot_class", "get_godot_class_member", "docs_search", "docs_changes",
     }
-    check(set(tools) == want, f"{label}: tools/list has the seven tools ({sorted(tools)})")
+    check(set(tools) == want, f"{label}: tools/list has the seven seed tools and docs_changes ({sorted(tools)})")
     for name, (inp, out) in exact.items():
         t = tools.get(name)
         check(t is not None and attr(t, 'input_schema', 'inputSchema') == inp, f"{label}: {name} input schema equals the seed")
@@ -191,6 +191,7 @@ async def exercise(session, seed_dir, label):
         ("get_godot_class", {"class_name": "Node"}),
         ("fetch_godot_doc", {"uri": "https://docs.godotengine.org/en/stable/classes/class_@globalscope.html"}),
         ("docs_search", {"query": "dashboard", "limit": 25}),
+        ("docs_changes", {"product": "leapview", "since": "3.1", "limit": 1000}),
     ]:
         r = await call(name, args)
         size = sum(len(c.text) for c in r.content if hasattr(c, "text"))
@@ -208,6 +209,17 @@ async def exercise(session, seed_dir, label):
              lambda s: all(m["path"].startswith("cli") for m in s["matches"]), "path prefix")
     await bad("docs_search", {"query": "x", "limit": 26}, "limit", "limit 26")
     await bad("docs_search", {"query": "x", "colour": "red"}, "colour", "an unknown field")
+
+    # What changed (beyond the seeds): LeapView 3.1 → 3.2, its result checked
+    # against the output schema by the SDK.
+    await ok("docs_changes", {"product": "leapview", "since": "3.1"},
+             lambda s: s["to"]["version"] == "3.2" and s["counts"]["added"] > 0
+             and s["changed"][0]["sections"][0]["excerpt"] != "", "3.1 → 3.2")
+    await ok("docs_changes", {"product": "leapview", "since": "3.1", "path": "cli", "limit": 1},
+             lambda s: all("/cli/" in p["url"] for p in s["added"] + s["removed"]) and len(s["added"]) <= 1,
+             "path and limit")
+    await bad("docs_changes", {"product": "leapview", "since": "yesterday"}, "since", "an unknown since")
+    await bad("docs_changes", {"product": "vim", "since": "3.1"}, "product", "an unknown product")
 
 
 async def main():
