@@ -213,3 +213,161 @@ fn reloads_and_refused_artifacts_show_in_metrics() {
     );
     assert_eq!(sample(&t, "docsnap_reload_failures_total"), 0.0);
 }
+
+/// A `serve --http` child on port 0; killed on drop.
+struct Replica {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Replica {
+    fn start(args: &[&str]) -> Replica {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(docsnap())
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(args)
+            .env("DOCSNAP_LOG", "error")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .and_then(|a| a.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Replica { child, addr }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One stateless MCP call over HTTP: the LeapView version `docs_search`
+/// answered from, or why the request failed.
+fn served_over_http(addr: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "docs_search", "arguments": {"query": "publish", "limit": 1}}})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| format!("write: {e}"))?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)
+        .map_err(|e| format!("read: {e}"))?;
+    let (head, body) = out.split_once("\r\n\r\n").ok_or("no HTTP head")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(head.lines().next().unwrap_or_default().to_string());
+    }
+    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
+    let id = v["result"]["structuredContent"]["matches"][0]["id"]
+        .as_str()
+        .ok_or_else(|| format!("no match in {v}"))?;
+    Ok(id.split('/').nth(1).unwrap_or_default().to_string())
+}
+
+#[test]
+fn two_replicas_on_one_publish_directory_switch_without_a_failed_request() {
+    let mirror = Mirror::start(None, &[]);
+    let built = tempfile::tempdir().unwrap();
+    build_from_mirror(&mirror, built.path(), &["leapview"]);
+    let a31 = only_artifact(built.path(), "leapview", "3.1");
+    let a32 = only_artifact(built.path(), "leapview", "3.2");
+    let pubdir = tempfile::tempdir().unwrap();
+    let p = pubdir.path().to_str().unwrap();
+    let (code, _, err) = run_docsnap(&["publish", a31.to_str().unwrap(), "--to", p]);
+    assert_eq!(code, 0, "{err}");
+
+    // Two stateless replicas, each with its own unpack cache, one store.
+    let caches = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let replicas: Vec<Replica> = caches
+        .iter()
+        .map(|c| {
+            Replica::start(&[
+                "--artifacts",
+                p,
+                "--cache",
+                c.path().to_str().unwrap(),
+                "--reload-secs",
+                "1",
+            ])
+        })
+        .collect();
+    for r in &replicas {
+        assert_eq!(served_over_http(&r.addr).unwrap(), "3.1");
+    }
+
+    // Clients keep calling both replicas while 3.2 is published.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = replicas
+        .iter()
+        .flat_map(|r| [r.addr.clone(), r.addr.clone()])
+        .map(|addr| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut seen: Vec<(Instant, Result<String, String>)> = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    seen.push((Instant::now(), served_over_http(&addr)));
+                }
+                seen
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let published = Instant::now();
+    let (code, _, err) = run_docsnap(&["publish", a32.to_str().unwrap(), "--to", p]);
+    assert_eq!(code, 0, "{err}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for r in &replicas {
+        while served_over_http(&r.addr).unwrap() != "3.2" {
+            assert!(
+                Instant::now() < deadline,
+                "{} never switched to 3.2",
+                r.addr
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+
+    let mut total = 0;
+    let mut last_switch = Duration::ZERO;
+    for c in clients {
+        let seen = c.join().unwrap();
+        total += seen.len();
+        let failed: Vec<&String> = seen.iter().filter_map(|(_, r)| r.as_ref().err()).collect();
+        assert!(
+            failed.is_empty(),
+            "failed requests during the switch: {failed:?}"
+        );
+        let versions: Vec<&str> = seen.iter().map(|(_, r)| r.as_deref().unwrap()).collect();
+        // Each client sees 3.1, then 3.2, and never 3.1 again.
+        let first_new = versions.iter().position(|v| *v == "3.2").expect("saw 3.2");
+        assert!(
+            versions[..first_new].iter().all(|v| *v == "3.1"),
+            "{versions:?}"
+        );
+        assert!(
+            versions[first_new..].iter().all(|v| *v == "3.2"),
+            "{versions:?}"
+        );
+        last_switch = last_switch.max(seen[first_new].0.saturating_duration_since(published));
+    }
+    eprintln!(
+        "two replicas: {total} requests, 0 failed; both answered from 3.2 {last_switch:.1?} after publish (reload interval 1 s)"
+    );
+}
