@@ -58,7 +58,8 @@ enum Cmd {
         /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765).
         #[arg(long)]
         http: Option<String>,
-        /// Directory of artifacts to load.
+        /// Directory of artifacts to load, a publish directory, or a bucket
+        /// location `s3://BUCKET/PREFIX` (credentials and endpoint from AWS_*).
         #[arg(long, default_value = "snapshots")]
         artifacts: PathBuf,
         /// Bearer token HTTP clients must send.
@@ -262,6 +263,22 @@ fn run(cli: Cli) -> Result<i32> {
             no_reload,
             cache,
         } => {
+            // A bucket is mirrored (its latest snapshots) into the cache, and
+            // the mirror served as a publish directory.
+            let remote = match remote_url(&artifacts) {
+                Some(url) => {
+                    let r = Arc::new(docsnap::publish::remote::RemoteStore::open(url)?);
+                    let cache = cache.clone().unwrap_or_else(|| default_cache(&artifacts));
+                    let mirror = cache.join(".store");
+                    r.pull(&mirror, &docsnap::publish::remote::Scope::Latest)?;
+                    Some((r, mirror))
+                }
+                None => None,
+            };
+            let artifacts = match &remote {
+                Some((_, mirror)) => mirror.clone(),
+                None => artifacts,
+            };
             // A publish directory is unpacked (verified) into a cache first.
             let (load_from, publish) = if docsnap::serve::reload::is_publish_dir(&artifacts) {
                 let cache = cache.unwrap_or_else(|| default_cache(&artifacts));
@@ -309,6 +326,7 @@ fn run(cli: Cli) -> Result<i32> {
                         swap: !no_reload,
                         leapview_version,
                         metrics: Some(metrics.clone()),
+                        remote: remote.map(|(r, _)| r),
                     },
                 );
             }
@@ -412,12 +430,18 @@ fn run(cli: Cli) -> Result<i32> {
                 keep: keep.map(|k| k as usize),
                 attachments: Vec::new(),
             };
-            let r = docsnap::publish::publish(&artifact, &to, &opts)?;
+            let r = match remote_url(&to) {
+                Some(url) => docsnap::publish::remote::publish(&artifact, url, &opts)?,
+                None => docsnap::publish::publish(&artifact, &to, &opts)?,
+            };
             println!("{}", r.describe());
             Ok(0)
         }
         Cmd::Verify { path } => {
-            let r = docsnap::publish::verify_path(&path)?;
+            let r = match remote_url(&path) {
+                Some(url) => docsnap::publish::remote::verify(url)?,
+                None => docsnap::publish::verify_path(&path)?,
+            };
             docsnap::diff::write_stdout(&r.render())?;
             Ok(if r.ok() { 0 } else { 1 })
         }
@@ -549,6 +573,12 @@ fn parse_mirror(mirror: Option<String>) -> Result<Option<url::Url>> {
 }
 
 /// The unpack cache of a publish directory: one folder per publish directory.
+/// The `s3://…` location a path argument names, if it names one.
+fn remote_url(p: &std::path::Path) -> Option<&str> {
+    p.to_str()
+        .filter(|s| docsnap::publish::remote::is_remote(s))
+}
+
 fn default_cache(publish: &std::path::Path) -> PathBuf {
     let canon = publish
         .canonicalize()

@@ -283,14 +283,45 @@ fn empty_like(a: &Artifact) -> Artifact {
 }
 
 /// Compare the new artifact with the published latest and publish it when
-/// its content differs. Returns the outcome and the Markdown report.
+/// its content differs. Returns the outcome and the Markdown report. A bucket
+/// (`s3://…`) is handled through its local mirror: pull the version, publish
+/// into the mirror, push what changed.
 fn compare_and_publish(
     dir: &Path,
     opts: &RebuildOptions,
 ) -> Result<(Outcome, Option<String>), publish::PublishError> {
+    let Some(url) = opts
+        .publish_to
+        .to_str()
+        .filter(|s| publish::remote::is_remote(s))
+    else {
+        return compare_and_publish_in(dir, &opts.publish_to, opts.keep);
+    };
+    let m = artifact::read_manifest(dir)?;
+    let remote = publish::remote::RemoteStore::open(url)?;
+    let mirror = publish::remote::mirror_dir(url);
+    remote.pull(
+        &mirror,
+        &publish::remote::Scope::Version {
+            source: m.source.clone(),
+            version: m.version.clone(),
+        },
+    )?;
+    let base = publish::remote::Pulled::of(&mirror, &m.source, &m.version)?;
+    let r = compare_and_publish_in(dir, &mirror, opts.keep)?;
+    remote.push(&mirror, &m.source, &m.version, &base)?;
+    Ok(r)
+}
+
+/// [`compare_and_publish`] for a publish directory on disk.
+fn compare_and_publish_in(
+    dir: &Path,
+    publish_to: &Path,
+    keep: Option<usize>,
+) -> Result<(Outcome, Option<String>), publish::PublishError> {
     let new = artifact::load(dir)?;
     let m = &new.manifest;
-    let vdir = opts.publish_to.join(&m.source).join(&m.version);
+    let vdir = publish_to.join(&m.source).join(&m.version);
     let latest = publish::read_latest(&vdir)?;
     // A latest snapshot that fails its checks is not served; publishing the
     // new build replaces it, and the run still reports trouble.
@@ -313,13 +344,13 @@ fn compare_and_publish(
     };
     if let (Some(p), Some(id)) = (&prev, &latest) {
         if p.artifact.manifest.content_sha256 == m.content_sha256 {
-            if opts.keep.is_some() {
+            if keep.is_some() {
                 // Nothing new to publish, but --keep still prunes.
                 let pub_opts = PublishOptions {
-                    keep: opts.keep,
+                    keep: keep,
                     attachments: Vec::new(),
                 };
-                publish::publish(dir, &opts.publish_to, &pub_opts)?;
+                publish::publish(dir, publish_to, &pub_opts)?;
             }
             return Ok((Outcome::Unchanged { latest: id.clone() }, None));
         }
@@ -332,13 +363,13 @@ fn compare_and_publish(
     let mut json = serde_json::to_vec_pretty(&d.to_json()).unwrap_or_default();
     json.push(b'\n');
     let pub_opts = PublishOptions {
-        keep: opts.keep,
+        keep: keep,
         attachments: vec![
             ("diff.md".to_string(), md.clone().into_bytes()),
             ("diff.json".to_string(), json),
         ],
     };
-    let r = publish::publish(dir, &opts.publish_to, &pub_opts)?;
+    let r = publish::publish(dir, publish_to, &pub_opts)?;
     let outcome = match r.outcome {
         PublishOutcome::Published(e) => Outcome::Published {
             diff_md: Some(vdir.join(format!("{}.diff.md", e.snapshot_id))),

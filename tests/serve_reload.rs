@@ -104,33 +104,8 @@ fn newer_artifacts_are_swapped_in_while_serving() {
     wait_for(&mut c, "3.2");
 }
 
-/// `GET path` on a plain HTTP/1.1 connection; the body.
-fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    body.to_string()
-}
-
-/// The value of the sample `series` in a scrape, 0 when absent.
-fn sample(text: &str, series: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .map(|v| v.parse().unwrap())
-        .unwrap_or(0.0)
-}
-
 #[test]
 fn reloads_and_refused_artifacts_show_in_metrics() {
-    use std::io::BufRead;
     let mirror = Mirror::start(None, &[]);
     let built = tempfile::tempdir().unwrap();
     build_from_mirror(&mirror, built.path(), &["leapview"]);
@@ -140,38 +115,11 @@ fn reloads_and_refused_artifacts_show_in_metrics() {
     let s = serve.path();
     copy_dir(&a31, &s.join("leapview/3.1").join(a31.file_name().unwrap()));
 
-    let mut child = std::process::Command::new(docsnap())
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--reload-secs",
-            "1",
-            "--artifacts",
-        ])
-        .arg(s)
-        .env("DOCSNAP_LOG", "error")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _child = Kill(child);
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .and_then(|a| a.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let replica = Replica::start(
+        &["--reload-secs", "1", "--artifacts", s.to_str().unwrap()],
+        &[],
+    );
+    let addr = replica.addr.clone();
     let scrape = || http_get(&addr, "/metrics");
     let wait = |what: &str, ok: &dyn Fn(&str) -> bool| {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -214,71 +162,6 @@ fn reloads_and_refused_artifacts_show_in_metrics() {
     assert_eq!(sample(&t, "docsnap_reload_failures_total"), 0.0);
 }
 
-/// A `serve --http` child on port 0; killed on drop.
-struct Replica {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Replica {
-    fn start(args: &[&str]) -> Replica {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(docsnap())
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .args(args)
-            .env("DOCSNAP_LOG", "error")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|a| a.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Replica { child, addr }
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One stateless MCP call over HTTP: the LeapView version `docs_search`
-/// answered from, or why the request failed.
-fn served_over_http(addr: &str) -> Result<String, String> {
-    use std::io::{Read, Write};
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "docs_search", "arguments": {"query": "publish", "limit": 1}}})
-    .to_string();
-    let mut s = std::net::TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
-    write!(
-        s,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .map_err(|e| format!("write: {e}"))?;
-    let mut out = String::new();
-    s.read_to_string(&mut out)
-        .map_err(|e| format!("read: {e}"))?;
-    let (head, body) = out.split_once("\r\n\r\n").ok_or("no HTTP head")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(head.lines().next().unwrap_or_default().to_string());
-    }
-    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
-    let id = v["result"]["structuredContent"]["matches"][0]["id"]
-        .as_str()
-        .ok_or_else(|| format!("no match in {v}"))?;
-    Ok(id.split('/').nth(1).unwrap_or_default().to_string())
-}
-
 #[test]
 fn two_replicas_on_one_publish_directory_switch_without_a_failed_request() {
     let mirror = Mirror::start(None, &[]);
@@ -296,14 +179,17 @@ fn two_replicas_on_one_publish_directory_switch_without_a_failed_request() {
     let replicas: Vec<Replica> = caches
         .iter()
         .map(|c| {
-            Replica::start(&[
-                "--artifacts",
-                p,
-                "--cache",
-                c.path().to_str().unwrap(),
-                "--reload-secs",
-                "1",
-            ])
+            Replica::start(
+                &[
+                    "--artifacts",
+                    p,
+                    "--cache",
+                    c.path().to_str().unwrap(),
+                    "--reload-secs",
+                    "1",
+                ],
+                &[],
+            )
         })
         .collect();
     for r in &replicas {

@@ -22,6 +22,7 @@
 //! directory are serialized by a lock on `DIR/.lock`.
 
 mod archive;
+pub mod remote;
 mod verify;
 
 use std::collections::BTreeMap;
@@ -180,7 +181,7 @@ impl Catalog {
             .filter(move |e| e.source == source && e.version == version)
     }
 
-    fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         self.snapshots.sort_by(|a, b| {
             (&a.source, &a.version, &a.snapshot_id).cmp(&(&b.source, &b.version, &b.snapshot_id))
         });
@@ -204,11 +205,15 @@ pub fn read_catalog(dir: &Path) -> Result<Catalog, PublishError> {
 }
 
 fn write_catalog(dir: &Path, cat: &Catalog) -> Result<(), PublishError> {
-    let p = dir.join(CATALOG);
+    write_atomic(&dir.join(CATALOG), &catalog_bytes(cat)?)
+}
+
+/// The catalog as written to `index.json` (pretty JSON, final newline).
+pub(crate) fn catalog_bytes(cat: &Catalog) -> Result<Vec<u8>, PublishError> {
     let mut bytes =
         serde_json::to_vec_pretty(cat).map_err(|e| PublishError::Invalid(e.to_string()))?;
     bytes.push(b'\n');
-    write_atomic(&p, &bytes)
+    Ok(bytes)
 }
 
 /// A small text file of a publish directory; bytes that are not UTF-8 are

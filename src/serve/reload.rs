@@ -28,6 +28,9 @@ pub struct ReloadOptions {
     pub leapview_version: Option<String>,
     /// Where reloads, failed reloads and refused artifacts are counted.
     pub metrics: Option<Arc<super::Metrics>>,
+    /// The bucket `publish` mirrors: pulled (conditional GETs of the catalog
+    /// and each `latest`) before every look.
+    pub remote: Option<Arc<crate::publish::remote::RemoteStore>>,
 }
 
 /// Whether `dir` is a publish directory (it has a catalog) rather than a
@@ -125,6 +128,10 @@ pub fn reload_once(
     last_seen: &mut Vec<String>,
 ) -> Result<bool, String> {
     let current = super::current(handle);
+    if let (Some(r), Some(p)) = (&opts.remote, &opts.publish) {
+        r.pull(p, &crate::publish::remote::Scope::Latest)
+            .map_err(|e| format!("pulling {}: {e}", r.url()))?;
+    }
     let now = available(opts);
     let print = fingerprint(opts);
     if now == loaded_ids(&current) || &print == last_seen {

@@ -252,3 +252,93 @@ pub fn teacher_dir() -> Option<PathBuf> {
     );
     None
 }
+
+/// `GET path` on a plain HTTP/1.1 connection; the body.
+pub fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// The value of the sample `series` in a scrape, 0 when absent.
+pub fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(0.0)
+}
+
+/// A `serve --http` child on port 0; killed on drop.
+pub struct Replica {
+    child: std::process::Child,
+    pub addr: String,
+}
+
+impl Replica {
+    /// `docsnap serve --http 127.0.0.1:0 ARGS` with extra environment.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Replica {
+        let mut child = std::process::Command::new(docsnap())
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .env("DOCSNAP_LOG", "error")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .and_then(|a| a.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Replica { child, addr }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One stateless MCP call over HTTP: the LeapView version `docs_search`
+/// answered from, or why the request failed.
+pub fn served_over_http(addr: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "docs_search", "arguments": {"query": "publish", "limit": 1}}})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| format!("write: {e}"))?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)
+        .map_err(|e| format!("read: {e}"))?;
+    let (head, body) = out.split_once("\r\n\r\n").ok_or("no HTTP head")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(head.lines().next().unwrap_or_default().to_string());
+    }
+    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
+    let id = v["result"]["structuredContent"]["matches"][0]["id"]
+        .as_str()
+        .ok_or_else(|| format!("no match in {v}"))?;
+    Ok(id.split('/').nth(1).unwrap_or_default().to_string())
+}
