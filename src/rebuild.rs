@@ -347,7 +347,7 @@ fn compare_and_publish_in(
             if keep.is_some() {
                 // Nothing new to publish, but --keep still prunes.
                 let pub_opts = PublishOptions {
-                    keep: keep,
+                    keep,
                     attachments: Vec::new(),
                 };
                 publish::publish(dir, publish_to, &pub_opts)?;
@@ -363,7 +363,7 @@ fn compare_and_publish_in(
     let mut json = serde_json::to_vec_pretty(&d.to_json()).unwrap_or_default();
     json.push(b'\n');
     let pub_opts = PublishOptions {
-        keep: keep,
+        keep,
         attachments: vec![
             ("diff.md".to_string(), md.clone().into_bytes()),
             ("diff.json".to_string(), json),

@@ -8,9 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{copy_dir, only_artifact, read_jsonl, run_docsnap, shared, Mirror};
-use docsnap::artifact::{self, ArtifactMeta};
-use docsnap::model::{Page, Section};
+use common::{copy_dir, only_artifact, read_jsonl, run_docsnap, shared, synthetic, Mirror};
+use docsnap::artifact;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
@@ -872,62 +871,6 @@ fn rebuild_publishes_only_what_changed() {
     assert_eq!(code, 0, "{out}");
     let (code, _, _) = rebuild(&[]);
     assert_eq!(code, 0);
-}
-
-/// A synthetic artifact of `n` pages; `salt` changes every page's text.
-fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15
-        ^ salt
-            .bytes()
-            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-    let words = [
-        "alpha", "beta", "gamma", "delta", "node", "signal", "export", "render", "queue", "token",
-        "cache",
-    ];
-    let mut pages = Vec::new();
-    let mut sections = Vec::new();
-    for i in 0..n {
-        let mut md = format!("Page {i} ({salt}).\n\n");
-        for _ in 0..600 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            md.push_str(words[(seed >> 33) as usize % words.len()]);
-            md.push(if (seed >> 20).is_multiple_of(13) {
-                '\n'
-            } else {
-                ' '
-            });
-        }
-        let url = format!("https://docs.example/v1/p{i:04}");
-        let title = format!("Page {i}");
-        sections.push(Section {
-            url: url.clone(),
-            anchor: String::new(),
-            heading_path: vec![title.clone()],
-            level: 1,
-            text: md.trim().to_string(),
-            ordinal: 0,
-            part: 0,
-        });
-        pages.push(Page {
-            sha256: docsnap::model::page_hash(&title, "", &md),
-            url,
-            title,
-            description: String::new(),
-            markdown: md,
-            path: format!("p{i:04}"),
-            etag: None,
-            last_modified: None,
-        });
-    }
-    let meta = ArtifactMeta {
-        source: "synthetic".into(),
-        product: "synthetic".into(),
-        version: "1".into(),
-        embedding: None,
-    };
-    artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }
 
 fn snapshot_id(dir: &Path) -> String {

@@ -14,8 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use docsnap::artifact::{self, ArtifactMeta};
-use docsnap::model::{Page, Section};
 use docsnap::publish::remote::{Pulled, RemoteStore, Scope};
 
 const BUCKET: &str = "docsnap-test";
@@ -100,58 +98,12 @@ impl Drop for Moto {
     }
 }
 
-/// `docsnap ARGS` with `env`: (status, stdout, stderr).
-fn run(args: &[&str], env: &[(String, String)]) -> (i32, String, String) {
-    let out = Command::new(docsnap())
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("DOCSNAP_LOG", "warn")
-        .output()
-        .expect("run docsnap");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A small artifact of product "synthetic", version 1, whose text depends on `salt`.
-fn synthetic(out: &Path, salt: &str) -> PathBuf {
-    let mut pages = Vec::new();
-    let mut sections = Vec::new();
-    for i in 0..3 {
-        let md = format!("Page {i} of {salt}: some text to search.");
-        let url = format!("https://docs.example/v1/p{i}");
-        let title = format!("Page {i}");
-        sections.push(Section {
-            url: url.clone(),
-            anchor: String::new(),
-            heading_path: vec![title.clone()],
-            level: 1,
-            text: md.clone(),
-            ordinal: 0,
-            part: 0,
-        });
-        pages.push(Page {
-            sha256: docsnap::model::page_hash(&title, "", &md),
-            url,
-            title,
-            description: String::new(),
-            markdown: md,
-            path: format!("p{i}"),
-            etag: None,
-            last_modified: None,
-        });
-    }
-    let meta = ArtifactMeta {
-        source: "synthetic".into(),
-        product: "synthetic".into(),
-        version: "1".into(),
-        embedding: None,
-    };
-    // Snapshot ids carry the build second: keep two artifacts apart.
+/// A small artifact of product "synthetic", version 1, whose text depends
+/// on `salt`, named a second after the previous one (snapshot ids carry the
+/// build second, and the newest name is the newest snapshot).
+fn synthetic_later(out: &Path, salt: &str) -> PathBuf {
     std::thread::sleep(Duration::from_millis(1100));
-    artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
+    synthetic(out, 3, salt)
 }
 
 fn snapshot_id(dir: &Path) -> String {
@@ -201,12 +153,12 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
     build_from_mirror(&mirror, &built, &["leapview"]);
     let a31 = only_artifact(&built, "leapview", "3.1");
     let a32 = only_artifact(&built, "leapview", "3.2");
-    let (code, out, err) = run(&["publish", a31.to_str().unwrap(), "--to", &url], &env);
+    let (code, out, err) = run_docsnap_env(&["publish", a31.to_str().unwrap(), "--to", &url], &env);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("published leapview/3.1/"), "{out}");
-    let (code, out, err) = run(&["verify", &url], &env);
+    let (code, out, err) = run_docsnap_env(&["verify", &url], &env);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = run(&["publish", a31.to_str().unwrap(), "--to", &url], &env);
+    let (code, out, err) = run_docsnap_env(&["publish", a31.to_str().unwrap(), "--to", &url], &env);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("same content as latest"), "{out}");
 
@@ -249,7 +201,7 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
             })
         })
         .collect();
-    let (code, _, err) = run(&["publish", a32.to_str().unwrap(), "--to", &url], &env);
+    let (code, _, err) = run_docsnap_env(&["publish", a32.to_str().unwrap(), "--to", &url], &env);
     assert_eq!(code, 0, "{err}");
     for r in &replicas {
         wait_until("a replica serves 3.2", &|| {
@@ -271,7 +223,7 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
 
     // A scheduled rebuild against the bucket finds nothing new to publish.
     let rebuilt = tmp.path().join("rebuilt");
-    let (code, out, err) = run(
+    let (code, out, err) = run_docsnap_env(
         &[
             "rebuild",
             "--source",
@@ -291,15 +243,15 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
 
     // 3. A snapshot whose archive is damaged in the bucket: verify names it,
     // the replicas keep serving the one they have.
-    let good = synthetic(&tmp.path().join("syn"), "good");
-    let (code, _, err) = run(&["publish", good.to_str().unwrap(), "--to", &url], &env);
+    let good = synthetic_later(&tmp.path().join("syn"), "good");
+    let (code, _, err) = run_docsnap_env(&["publish", good.to_str().unwrap(), "--to", &url], &env);
     assert_eq!(code, 0, "{err}");
     for r in &replicas {
         wait_until("a replica serves the synthetic snapshot", &|| {
             served_ids(&r.addr, "synthetic") == [snapshot_id(&good)]
         });
     }
-    let bad = synthetic(&tmp.path().join("syn"), "bad");
+    let bad = synthetic_later(&tmp.path().join("syn"), "bad");
     let store = RemoteStore::open(&url).unwrap();
     let m = tmp.path().join("hand-mirror");
     let scope = Scope::Version {
@@ -315,7 +267,7 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
     bytes[mid] ^= 0x40;
     std::fs::write(&archive, bytes).unwrap();
     store.push(&m, "synthetic", "1", &before).unwrap();
-    let (code, out, err) = run(&["verify", &url], &env);
+    let (code, out, err) = run_docsnap_env(&["verify", &url], &env);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(&format!("{}.tar.zst", snapshot_id(&bad))),
@@ -336,8 +288,8 @@ fn publish_verify_serve_and_race_on_a_real_s3_api() {
     // 4. Two publishers of one version race: both pulled the same `latest`;
     // the first to move it wins, the second is told it lost.
     let (x, y) = (
-        synthetic(&tmp.path().join("race"), "x"),
-        synthetic(&tmp.path().join("race"), "y"),
+        synthetic_later(&tmp.path().join("race"), "x"),
+        synthetic_later(&tmp.path().join("race"), "y"),
     );
     let (sa, sb) = (
         RemoteStore::open(&url).unwrap(),

@@ -528,6 +528,16 @@ impl Http {
         }
     }
 
+    /// A tools/call (or any request) with the bearer token, past initialization.
+    async fn call(&self, body: &Value, token: &str) -> reqwest::Response {
+        self.post(body)
+            .bearer_auth(token)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap()
+    }
+
     fn post(&self, body: &Value) -> reqwest::RequestBuilder {
         self.client
             .post(format!("{}/mcp", self.base))
@@ -609,13 +619,7 @@ async fn http_healthz_origin_token_and_calls() {
 
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                       "params": {"name": "read_section", "arguments": {"url": MEMORY, "heading": "imports"}}});
-    let resp = h
-        .post(&call)
-        .bearer_auth("s3cret")
-        .header("mcp-protocol-version", "2025-06-18")
-        .send()
-        .await
-        .unwrap();
+    let resp = h.call(&call, "s3cret").await;
     assert_eq!(resp.status(), 200);
     let r: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
     assert_eq!(
@@ -715,13 +719,7 @@ async fn metrics_count_calls_and_errors_under_the_token() {
         call(4, "read_section", json!({"heading": "no url"})),
         call(5, "no_such_tool", json!({})),
     ] {
-        let resp = h
-            .post(&body)
-            .bearer_auth("s3cret")
-            .header("mcp-protocol-version", "2025-06-18")
-            .send()
-            .await
-            .unwrap();
+        let resp = h.call(&body, "s3cret").await;
         assert_eq!(resp.status(), 200);
     }
     let after = scrape().await;

@@ -40,18 +40,50 @@ fn wait_for(c: &mut StdioClient, want: &str) {
     }
 }
 
-#[test]
-fn newer_artifacts_are_swapped_in_while_serving() {
+/// LeapView built from the mirror: the build folder and its 3.1 and 3.2 artifacts.
+fn leapview_built() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let mirror = Mirror::start(None, &[]);
     let built = tempfile::tempdir().unwrap();
     build_from_mirror(&mirror, built.path(), &["leapview"]);
     let a31 = only_artifact(built.path(), "leapview", "3.1");
     let a32 = only_artifact(built.path(), "leapview", "3.2");
+    (built, a31, a32)
+}
+
+/// A snapshots directory holding a copy of `artifact` (LeapView 3.1).
+fn serving(artifact: &Path) -> tempfile::TempDir {
+    let serve = tempfile::tempdir().unwrap();
+    copy_dir(
+        artifact,
+        &serve
+            .path()
+            .join("leapview/3.1")
+            .join(artifact.file_name().unwrap()),
+    );
+    serve
+}
+
+/// A copy of the 3.2 artifact under `snapshots` with one flipped byte in its
+/// pages (it fails verification); its path.
+fn damaged_copy(a32: &Path, snapshots: &Path) -> std::path::PathBuf {
+    let bad = snapshots
+        .join("leapview/3.2")
+        .join(a32.file_name().unwrap());
+    copy_dir(a32, &bad);
+    let pages = bad.join("pages.jsonl");
+    let mut bytes = std::fs::read(&pages).unwrap();
+    bytes[100] ^= 0x20;
+    std::fs::write(&pages, bytes).unwrap();
+    bad
+}
+
+#[test]
+fn newer_artifacts_are_swapped_in_while_serving() {
+    let (_built, a31, a32) = leapview_built();
 
     // A snapshots directory that starts with 3.1 only.
-    let serve = tempfile::tempdir().unwrap();
+    let serve = serving(&a31);
     let s = serve.path();
-    copy_dir(&a31, &s.join("leapview/3.1").join(a31.file_name().unwrap()));
     let mut c = StdioClient::spawn(&[
         "serve",
         "--stdio",
@@ -64,12 +96,7 @@ fn newer_artifacts_are_swapped_in_while_serving() {
     assert_eq!(served_version(&mut c), "3.1");
 
     // A corrupt 3.2 is never swapped in.
-    let bad = s.join("leapview/3.2").join(a32.file_name().unwrap());
-    copy_dir(&a32, &bad);
-    let pages = bad.join("pages.jsonl");
-    let mut bytes = std::fs::read(&pages).unwrap();
-    bytes[100] ^= 0x20;
-    std::fs::write(&pages, bytes).unwrap();
+    let bad = damaged_copy(&a32, s);
     std::thread::sleep(Duration::from_millis(2500));
     assert_eq!(served_version(&mut c), "3.1");
 
@@ -106,14 +133,9 @@ fn newer_artifacts_are_swapped_in_while_serving() {
 
 #[test]
 fn reloads_and_refused_artifacts_show_in_metrics() {
-    let mirror = Mirror::start(None, &[]);
-    let built = tempfile::tempdir().unwrap();
-    build_from_mirror(&mirror, built.path(), &["leapview"]);
-    let a31 = only_artifact(built.path(), "leapview", "3.1");
-    let a32 = only_artifact(built.path(), "leapview", "3.2");
-    let serve = tempfile::tempdir().unwrap();
+    let (_built, a31, a32) = leapview_built();
+    let serve = serving(&a31);
     let s = serve.path();
-    copy_dir(&a31, &s.join("leapview/3.1").join(a31.file_name().unwrap()));
 
     let replica = Replica::start(
         &["--reload-secs", "1", "--artifacts", s.to_str().unwrap()],
@@ -137,12 +159,7 @@ fn reloads_and_refused_artifacts_show_in_metrics() {
     assert_eq!(sample(&t, "docsnap_rejected_artifacts_total"), 0.0);
 
     // A corrupt 3.2 is refused and counted; nothing is swapped in.
-    let bad = s.join("leapview/3.2").join(a32.file_name().unwrap());
-    copy_dir(&a32, &bad);
-    let pages = bad.join("pages.jsonl");
-    let mut bytes = std::fs::read(&pages).unwrap();
-    bytes[100] ^= 0x20;
-    std::fs::write(&pages, bytes).unwrap();
+    let bad = damaged_copy(&a32, s);
     let t = wait("the refused artifact", &|t| {
         sample(t, "docsnap_rejected_artifacts_total") >= 1.0
     });
@@ -164,11 +181,7 @@ fn reloads_and_refused_artifacts_show_in_metrics() {
 
 #[test]
 fn two_replicas_on_one_publish_directory_switch_without_a_failed_request() {
-    let mirror = Mirror::start(None, &[]);
-    let built = tempfile::tempdir().unwrap();
-    build_from_mirror(&mirror, built.path(), &["leapview"]);
-    let a31 = only_artifact(built.path(), "leapview", "3.1");
-    let a32 = only_artifact(built.path(), "leapview", "3.2");
+    let (_built, a31, a32) = leapview_built();
     let pubdir = tempfile::tempdir().unwrap();
     let p = pubdir.path().to_str().unwrap();
     let (code, _, err) = run_docsnap(&["publish", a31.to_str().unwrap(), "--to", p]);

@@ -69,6 +69,13 @@ fn store_err(url: &str, what: &str, e: object_store::Error) -> PublishError {
     PublishError::Invalid(format!("{url}: {what}: {e}"))
 }
 
+/// What a GET found.
+enum Fetched {
+    Bytes(Vec<u8>),
+    NotModified,
+    Absent,
+}
+
 /// Which objects a pull brings down.
 #[derive(Debug, Clone)]
 pub enum Scope {
@@ -168,38 +175,9 @@ impl RemoteStore {
             .collect())
     }
 
-    /// Fetch one object; `None` when absent. Remembers its ETag.
-    fn get(&self, rel: &str) -> Result<Option<Vec<u8>>, PublishError> {
-        let r = self.rt.block_on(async {
-            let g = self.store.get(&self.key(rel)).await?;
-            let etag = g.meta.e_tag.clone();
-            let bytes = g.bytes().await?;
-            Ok::<_, object_store::Error>((bytes, etag))
-        });
-        match r {
-            Ok((bytes, etag)) => {
-                self.remember(rel, etag);
-                Ok(Some(bytes.to_vec()))
-            }
-            Err(object_store::Error::NotFound { .. }) => {
-                self.forget(rel);
-                Ok(None)
-            }
-            Err(e) => Err(self.err(rel, e)),
-        }
-    }
-
-    /// Fetch one object only if it changed since it was last seen: `Ok(None)`
-    /// when unchanged, `Ok(Some(None))` when absent.
-    fn get_if_changed(&self, rel: &str) -> Result<Option<Option<Vec<u8>>>, PublishError> {
-        let seen = self.etag(rel);
-        let Some(etag) = seen else {
-            return self.get(rel).map(Some);
-        };
-        let opts = GetOptions {
-            if_none_match: Some(etag),
-            ..Default::default()
-        };
+    /// GET one object with `opts`, remembering its ETag (or forgetting it
+    /// when the object is gone).
+    fn fetch(&self, rel: &str, opts: GetOptions) -> Result<Fetched, PublishError> {
         let r = self.rt.block_on(async {
             let g = self.store.get_opts(&self.key(rel), opts).await?;
             let etag = g.meta.e_tag.clone();
@@ -209,15 +187,37 @@ impl RemoteStore {
         match r {
             Ok((bytes, etag)) => {
                 self.remember(rel, etag);
-                Ok(Some(Some(bytes.to_vec())))
+                Ok(Fetched::Bytes(bytes.to_vec()))
             }
-            Err(object_store::Error::NotModified { .. }) => Ok(None),
+            Err(object_store::Error::NotModified { .. }) => Ok(Fetched::NotModified),
             Err(object_store::Error::NotFound { .. }) => {
                 self.forget(rel);
-                Ok(Some(None))
+                Ok(Fetched::Absent)
             }
             Err(e) => Err(self.err(rel, e)),
         }
+    }
+
+    /// Fetch one object; `None` when absent.
+    fn get(&self, rel: &str) -> Result<Option<Vec<u8>>, PublishError> {
+        match self.fetch(rel, GetOptions::default())? {
+            Fetched::Bytes(b) => Ok(Some(b)),
+            Fetched::NotModified | Fetched::Absent => Ok(None),
+        }
+    }
+
+    /// Fetch one object only if it changed since it was last seen: `Ok(None)`
+    /// when unchanged, `Ok(Some(None))` when absent.
+    fn get_if_changed(&self, rel: &str) -> Result<Option<Option<Vec<u8>>>, PublishError> {
+        let opts = GetOptions {
+            if_none_match: self.etag(rel),
+            ..Default::default()
+        };
+        Ok(match self.fetch(rel, opts)? {
+            Fetched::Bytes(b) => Some(Some(b)),
+            Fetched::Absent => Some(None),
+            Fetched::NotModified => None,
+        })
     }
 
     fn etag(&self, rel: &str) -> Option<String> {

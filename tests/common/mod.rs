@@ -80,9 +80,15 @@ pub fn docsnap() -> PathBuf {
 
 /// Run `docsnap` with args from the repository root; returns (status, stdout, stderr).
 pub fn run_docsnap(args: &[&str]) -> (i32, String, String) {
+    run_docsnap_env(args, &[])
+}
+
+/// [`run_docsnap`] with extra environment variables.
+pub fn run_docsnap_env(args: &[&str], env: &[(String, String)]) -> (i32, String, String) {
     let out = Command::new(docsnap())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("DOCSNAP_LOG", "warn")
         .output()
         .expect("run docsnap");
@@ -341,4 +347,60 @@ pub fn served_over_http(addr: &str) -> Result<String, String> {
         .as_str()
         .ok_or_else(|| format!("no match in {v}"))?;
     Ok(id.split('/').nth(1).unwrap_or_default().to_string())
+}
+
+/// A synthetic artifact of `n` pages; `salt` changes every page's text.
+pub fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15
+        ^ salt
+            .bytes()
+            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+    let words = [
+        "alpha", "beta", "gamma", "delta", "node", "signal", "export", "render", "queue", "token",
+        "cache",
+    ];
+    let mut pages = Vec::new();
+    let mut sections = Vec::new();
+    for i in 0..n {
+        let mut md = format!("Page {i} ({salt}).\n\n");
+        for _ in 0..600 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            md.push_str(words[(seed >> 33) as usize % words.len()]);
+            md.push(if (seed >> 20).is_multiple_of(13) {
+                '\n'
+            } else {
+                ' '
+            });
+        }
+        let url = format!("https://docs.example/v1/p{i:04}");
+        let title = format!("Page {i}");
+        sections.push(docsnap::model::Section {
+            url: url.clone(),
+            anchor: String::new(),
+            heading_path: vec![title.clone()],
+            level: 1,
+            text: md.trim().to_string(),
+            ordinal: 0,
+            part: 0,
+        });
+        pages.push(docsnap::model::Page {
+            sha256: docsnap::model::page_hash(&title, "", &md),
+            url,
+            title,
+            description: String::new(),
+            markdown: md,
+            path: format!("p{i:04}"),
+            etag: None,
+            last_modified: None,
+        });
+    }
+    let meta = docsnap::artifact::ArtifactMeta {
+        source: "synthetic".into(),
+        product: "synthetic".into(),
+        version: "1".into(),
+        embedding: None,
+    };
+    docsnap::artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }
