@@ -828,8 +828,14 @@ mod tests {
         assert_eq!(r.added, full.added);
         assert_eq!(r.changed[0].sections[0].excerpt, "");
         assert!(!r.truncated);
-        let r = report(&d, "leapview", None, 20, Some(size(&full) / 2));
-        assert!(size(&r) <= size(&full) / 2 && r.truncated, "{r:?}");
+        // The smallest answer (one page per list, no sections) is what an
+        // impossible budget gets; a budget of exactly its size is met by
+        // cutting the lists.
+        let tiny = report(&d, "leapview", None, 20, Some(0));
+        assert!(tiny.truncated && tiny.added.len() == 1 && tiny.changed[0].sections.is_empty());
+        let r = report(&d, "leapview", None, 20, Some(size(&tiny)));
+        assert!(size(&r) <= size(&tiny) && r.truncated, "{r:?}");
+        assert!(r.added.len() < full.added.len());
         assert_eq!(r.counts, full.counts, "counts stay whole");
     }
 }

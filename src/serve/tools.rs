@@ -314,7 +314,8 @@ mod tests {
                 "fetch_godot_doc",
                 "get_godot_class",
                 "get_godot_class_member",
-                "docs_search"
+                "docs_search",
+                "docs_changes"
             ]
         );
         for t in r.tools() {
