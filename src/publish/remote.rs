@@ -300,6 +300,9 @@ impl RemoteStore {
                 let dir = format!("{source}/{version}");
                 let mut objects = self.list(Some(&dir))?;
                 objects.sort_by_key(|(rel, _)| rel.ends_with(LATEST));
+                if !objects.iter().any(|(r, _)| r.ends_with(LATEST)) {
+                    self.forget(&format!("{dir}/{LATEST}"));
+                }
                 for (rel, size) in objects {
                     let p = safe_join(mirror, &rel)?;
                     // Snapshot files never change under one name; re-fetch
@@ -312,13 +315,6 @@ impl RemoteStore {
                     if let Some(bytes) = self.get(&rel)? {
                         write(&rel, &bytes)?;
                     }
-                }
-                if self
-                    .list(Some(&dir))?
-                    .iter()
-                    .all(|(r, _)| !r.ends_with(LATEST))
-                {
-                    self.forget(&format!("{dir}/{LATEST}"));
                 }
                 match self.get(CATALOG)? {
                     Some(bytes) => write(CATALOG, &bytes)?,
