@@ -603,6 +603,7 @@ fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized,
         &f.url,
         &f.path,
         &pipeline.rules,
+        f.nesting,
     )
     .map_err(|e| e.to_string())?;
     let title = if n.title.trim().is_empty() {

@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use std::collections::HashMap;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -46,7 +45,13 @@ fn ierr(what: &str) -> impl FnOnce(tantivy::TantivyError) -> IndexError + '_ {
 /// parts (`add`, `child`; `character`, `body2d`), so a query for either finds it.
 #[derive(Clone, Default)]
 pub struct CodeTokenizer {
+    /// Tokens of the last text; the first `used` are current. Kept between
+    /// texts so that each token's string is reused, not reallocated: the
+    /// tokenizer runs over every word of every section at build time.
     tokens: Vec<Token>,
+    used: usize,
+    words: Vec<(usize, usize)>,
+    forms: WordForms,
 }
 
 /// The token stream of [`CodeTokenizer`].
@@ -72,37 +77,57 @@ impl TokenStream for CodeTokenStream<'_> {
     }
 }
 
+impl CodeTokenizer {
+    /// Append the token `word[a..b]` (lower-cased) at `position`, reusing a
+    /// token string left from an earlier text when there is one.
+    fn push(&mut self, ws: usize, word: &str, (a, b): (usize, usize), position: usize) {
+        let part = &word[a..b];
+        if self.used == self.tokens.len() {
+            self.tokens.push(Token::default());
+        }
+        let t = &mut self.tokens[self.used];
+        self.used += 1;
+        t.offset_from = ws + a;
+        t.offset_to = ws + b;
+        t.position = position;
+        t.position_length = 1;
+        t.text.clear();
+        if part.is_ascii() {
+            t.text.push_str(part);
+            t.text.make_ascii_lowercase();
+        } else {
+            t.text.push_str(&part.to_lowercase());
+        }
+    }
+}
+
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream<'a>;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
-        self.tokens.clear();
+        self.used = 0;
+        let mut words = std::mem::take(&mut self.words);
+        let mut forms = std::mem::take(&mut self.forms);
+        split_words_into(text, &mut words);
         let mut pos = 0usize;
-        for (ws, we) in split_words(text) {
+        for &(ws, we) in &words {
             let word = &text[ws..we];
-            let forms = word_forms(word);
+            forms.fill(word);
             let n_atoms = forms.atoms.len().max(1);
-            let push = |a: usize, b: usize, p: usize, tokens: &mut Vec<Token>| {
-                tokens.push(Token {
-                    offset_from: ws + a,
-                    offset_to: ws + b,
-                    position: p,
-                    text: word[a..b].to_lowercase(),
-                    position_length: 1,
-                });
-            };
-            push(0, word.len(), pos, &mut self.tokens);
-            for &(a, b) in &forms.segments {
-                push(a, b, pos, &mut self.tokens);
+            self.push(ws, word, (0, word.len()), pos);
+            for &seg in &forms.segments {
+                self.push(ws, word, seg, pos);
             }
             if forms.atoms.len() > 1 {
-                for (k, &(a, b)) in forms.atoms.iter().enumerate() {
-                    push(a, b, pos + k, &mut self.tokens);
+                for (k, &atom) in forms.atoms.iter().enumerate() {
+                    self.push(ws, word, atom, pos + k);
                 }
             }
             pos += n_atoms;
         }
+        self.words = words;
+        self.forms = forms;
         CodeTokenStream {
-            tokens: &mut self.tokens,
+            tokens: &mut self.tokens[..self.used],
             i: 0,
         }
     }
@@ -112,31 +137,45 @@ impl Tokenizer for CodeTokenizer {
 /// pieces between `.`, `/`, `:`, `#`, `@` that are themselves compound
 /// (`is_action_pressed` in `Input.is_action_pressed`), `atoms` the smallest
 /// parts (`input`, `is`, `action`, `pressed`). Byte ranges within the word.
+#[derive(Clone, Default)]
 struct WordForms {
     segments: Vec<(usize, usize)>,
     atoms: Vec<(usize, usize)>,
 }
 
-fn word_forms(word: &str) -> WordForms {
-    let atoms = split_parts(word);
-    let mut segments = Vec::new();
-    let mut start = 0usize;
-    let cut = |end: usize, start: usize, segments: &mut Vec<(usize, usize)>| {
-        if end > start && (start > 0 || end < word.len()) {
-            let seg = &word[start..end];
-            if split_parts(seg).len() > 1 {
-                segments.push((start, end));
+impl WordForms {
+    /// The forms of `word`, in these buffers (reused from word to word).
+    fn fill(&mut self, word: &str) {
+        split_parts_into(word, &mut self.atoms);
+        self.segments.clear();
+        // Most words hold no segment separator: nothing more to find.
+        if !word.contains(['.', '/', ':', '#', '@']) {
+            return;
+        }
+        let mut parts = Vec::new();
+        let mut start = 0usize;
+        let mut cut = |end: usize, start: usize, segments: &mut Vec<(usize, usize)>| {
+            if end > start && (start > 0 || end < word.len()) {
+                split_parts_into(&word[start..end], &mut parts);
+                if parts.len() > 1 {
+                    segments.push((start, end));
+                }
+            }
+        };
+        for (i, c) in word.char_indices() {
+            if matches!(c, '.' | '/' | ':' | '#' | '@') {
+                cut(i, start, &mut self.segments);
+                start = i + c.len_utf8();
             }
         }
-    };
-    for (i, c) in word.char_indices() {
-        if matches!(c, '.' | '/' | ':' | '#' | '@') {
-            cut(i, start, &mut segments);
-            start = i + c.len_utf8();
-        }
+        cut(word.len(), start, &mut self.segments);
     }
-    cut(word.len(), start, &mut segments);
-    WordForms { segments, atoms }
+}
+
+fn word_forms(word: &str) -> WordForms {
+    let mut forms = WordForms::default();
+    forms.fill(word);
+    forms
 }
 
 fn is_connector(c: char) -> bool {
@@ -147,53 +186,71 @@ fn is_connector(c: char) -> bool {
 /// (`a_b`, `x.y`, `a-b`), without leading or trailing connectors.
 fn split_words(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let n = chars.len();
-    let mut i = 0;
-    while i < n {
-        if !chars[i].1.is_alphanumeric() {
-            i += 1;
-            continue;
-        }
-        let start = chars[i].0;
-        let mut j = i;
-        loop {
-            while j < n && chars[j].1.is_alphanumeric() {
-                j += 1;
-            }
-            if j + 1 < n && is_connector(chars[j].1) && chars[j + 1].1.is_alphanumeric() {
-                j += 1;
-                continue;
-            }
-            break;
-        }
-        let end = if j < n { chars[j].0 } else { text.len() };
-        out.push((start, end));
-        i = j;
-    }
+    split_words_into(text, &mut out);
     out
 }
 
-/// Parts of a word: split at connectors and at lower→upper case changes
-/// (`PreToolUse` → `Pre`, `Tool`, `Use`; `HTTPRequest` → `HTTP`, `Request`).
-fn split_parts(word: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let cs: Vec<(usize, char)> = word.char_indices().collect();
+/// [`split_words`] into `out` (cleared first).
+fn split_words_into(text: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let mut it = text.char_indices().peekable();
+    while let Some((start, c)) = it.next() {
+        if !c.is_alphanumeric() {
+            continue;
+        }
+        let mut end = start + c.len_utf8();
+        loop {
+            while let Some(&(b, c)) = it.peek() {
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                end = b + c.len_utf8();
+                it.next();
+            }
+            // A connector joins only when a word character follows it.
+            let joins = match it.peek() {
+                Some(&(_, c)) if is_connector(c) => {
+                    let mut ahead = it.clone();
+                    ahead.next();
+                    ahead.next().is_some_and(|(_, n)| n.is_alphanumeric())
+                }
+                _ => false,
+            };
+            if !joins {
+                break;
+            }
+            it.next();
+        }
+        out.push((start, end));
+    }
+}
+
+/// Parts of a word, into `out` (cleared first): split at connectors and at
+/// lower→upper case changes (`PreToolUse` → `Pre`, `Tool`, `Use`;
+/// `HTTPRequest` → `HTTP`, `Request`).
+fn split_parts_into(word: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    // The common case, a plain lower-case word or number, is one part.
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        out.push((0, word.len()));
+        return;
+    }
     let mut start: Option<usize> = None;
-    for (k, &(b, c)) in cs.iter().enumerate() {
+    let mut prev: Option<char> = None;
+    let mut it = word.char_indices().peekable();
+    while let Some((b, c)) = it.next() {
+        let next = it.peek().map(|x| x.1);
         if is_connector(c) {
             if let Some(s) = start.take() {
                 out.push((s, b));
             }
-            continue;
-        }
-        if let Some(s) = start {
-            let prev = cs[k - 1].1;
-            let next = cs.get(k + 1).map(|x| x.1);
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.map(|n| n.is_lowercase()).unwrap_or(false));
+        } else if let (Some(s), Some(p)) = (start, prev) {
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase()));
             if boundary {
                 out.push((s, b));
                 start = Some(b);
@@ -201,11 +258,11 @@ fn split_parts(word: &str) -> Vec<(usize, usize)> {
         } else {
             start = Some(b);
         }
+        prev = Some(c);
     }
     if let Some(s) = start {
         out.push((s, word.len()));
     }
-    out
 }
 
 /// The analyzer used for indexing and for queries: code-aware words, lower
@@ -235,7 +292,7 @@ impl TokenFilter for MemoStemmer {
     fn transform<T: Tokenizer>(self, inner: T) -> MemoStemmerFilter<T> {
         MemoStemmerFilter {
             inner,
-            memo: HashMap::new(),
+            memo: Default::default(),
         }
     }
 }
@@ -245,7 +302,7 @@ impl TokenFilter for MemoStemmer {
 #[derive(Clone)]
 pub struct MemoStemmerFilter<T> {
     inner: T,
-    memo: HashMap<String, String>,
+    memo: rustc_hash::FxHashMap<String, String>,
 }
 
 impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
@@ -263,7 +320,7 @@ impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
 /// Token stream of [`MemoStemmerFilter`].
 pub struct MemoStemmerStream<'a, S> {
     tail: S,
-    memo: &'a mut HashMap<String, String>,
+    memo: &'a mut rustc_hash::FxHashMap<String, String>,
     stemmer: rust_stemmers::Stemmer,
 }
 

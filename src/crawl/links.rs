@@ -12,7 +12,8 @@ use std::cell::RefCell;
 use html5ever::tokenizer::{TagKind, Token, TokenSink, TokenSinkResult};
 use html5ever::Attribute;
 
-use crate::normalize::html_tokens::{text_state_after, tokenize};
+use crate::normalize::html_tokens::tokenize;
+use crate::normalize::nesting::Gauge;
 
 /// What one pass over a page finds.
 #[derive(Default)]
@@ -24,7 +25,10 @@ struct Found {
 }
 
 #[derive(Default)]
-struct Sink(RefCell<Found>);
+struct Sink {
+    found: RefCell<Found>,
+    depth: Gauge,
+}
 
 fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a str> {
     attrs
@@ -40,13 +44,14 @@ impl TokenSink for Sink {
         let Token::TagToken(tag) = token else {
             return TokenSinkResult::Continue;
         };
+        let state = self.depth.tag(&tag.name, tag.kind, tag.self_closing);
         if tag.kind != TagKind::StartTag {
             return TokenSinkResult::Continue;
         }
         match &*tag.name {
             "a" => {
                 if let Some(h) = attr(&tag.attrs, "href") {
-                    self.0.borrow_mut().hrefs.push(h.to_string());
+                    self.found.borrow_mut().hrefs.push(h.to_string());
                 }
             }
             "link" => {
@@ -54,7 +59,7 @@ impl TokenSink for Sink {
                     .is_some_and(|r| r.split_ascii_whitespace().any(|w| w == "alternate"));
                 let markdown = attr(&tag.attrs, "type") == Some("text/markdown");
                 if let (true, true, Some(h)) = (alternate, markdown, attr(&tag.attrs, "href")) {
-                    self.0
+                    self.found
                         .borrow_mut()
                         .alternate
                         .get_or_insert_with(|| h.to_string());
@@ -62,12 +67,42 @@ impl TokenSink for Sink {
             }
             _ => {}
         }
-        text_state_after(&tag.name, tag.self_closing).unwrap_or(TokenSinkResult::Continue)
+        state.unwrap_or(TokenSinkResult::Continue)
     }
 }
 
-fn scan(html: &str) -> Found {
-    tokenize(html, Sink::default()).0.take()
+/// What the crawl reads from an HTML page, in one tokenizer pass.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PageScan {
+    /// [`extract`]'s links.
+    pub links: Vec<String>,
+    /// [`markdown_alternate`]'s URL.
+    pub alternate: Option<String>,
+    /// How deep the page nests its elements
+    /// ([`crate::normalize::nesting::depth`]), so normalizing the page need
+    /// not tokenize it again to check.
+    pub depth: usize,
+}
+
+/// Links, Markdown alternate and nesting depth of a page, from one pass.
+pub fn scan_page(html: &str, base: &str) -> PageScan {
+    let sink = tokenize(html, Sink::default());
+    let found = sink.found.take();
+    let depth = sink.depth.max();
+    let Ok(base) = url::Url::parse(base) else {
+        return PageScan {
+            depth,
+            ..PageScan::default()
+        };
+    };
+    PageScan {
+        links: resolve_links(&base, &found.hrefs),
+        alternate: found.alternate.and_then(|h| {
+            let u = base.join(h.trim()).ok()?;
+            (u.scheme() == "http" || u.scheme() == "https").then(|| u.to_string())
+        }),
+        depth,
+    }
 }
 
 /// An http(s) URL for `href` resolved against `base`, without fragment.
@@ -77,14 +112,8 @@ fn absolute(base: &url::Url, href: &str) -> Option<url::Url> {
     (u.scheme() == "http" || u.scheme() == "https").then_some(u)
 }
 
-/// Absolute http(s) URLs of a page's `<a href>` links, resolved against
-/// `base` (the page's public URL), fragments dropped, in document order.
-pub fn extract(html: &str, base: &str) -> Vec<String> {
-    let Ok(base) = url::Url::parse(base) else {
-        return Vec::new();
-    };
-    scan(html)
-        .hrefs
+fn resolve_links(base: &url::Url, hrefs: &[String]) -> Vec<String> {
+    hrefs
         .iter()
         .map(|h| h.trim())
         .filter(|h| {
@@ -93,19 +122,22 @@ pub fn extract(html: &str, base: &str) -> Vec<String> {
                 || h.starts_with("mailto:")
                 || h.starts_with("javascript:"))
         })
-        .filter_map(|h| absolute(&base, h))
+        .filter_map(|h| absolute(base, h))
         .filter(|u| !is_asset(u.path()))
         .map(|u| u.to_string())
         .collect()
 }
 
+/// Absolute http(s) URLs of a page's `<a href>` links, resolved against
+/// `base` (the page's public URL), fragments dropped, in document order.
+pub fn extract(html: &str, base: &str) -> Vec<String> {
+    scan_page(html, base).links
+}
+
 /// The Markdown alternate a page announces with
 /// `<link rel="alternate" type="text/markdown" href="…">`, made absolute.
 pub fn markdown_alternate(html: &str, base: &str) -> Option<String> {
-    let base = url::Url::parse(base).ok()?;
-    let href = scan(html).alternate?;
-    let u = base.join(href.trim()).ok()?;
-    (u.scheme() == "http" || u.scheme() == "https").then(|| u.to_string())
+    scan_page(html, base).alternate
 }
 
 /// Links to images, media, archives and other non-pages are not followed.

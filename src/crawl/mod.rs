@@ -38,6 +38,10 @@ pub struct FetchedPage {
     pub description_hint: String,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// How deep the page nests its elements, when the crawl's link scan
+    /// measured it: normalizing then checks this instead of tokenizing the
+    /// page a second time.
+    pub nesting: Option<usize>,
 }
 
 /// Called with every page as the crawl accepts it, so later stages can start
@@ -393,10 +397,14 @@ pub async fn crawl_version(
                             out.outcomes.push(o);
                             continue;
                         }
-                        if let (Some((_, max_depth)), BodyKind::Html) = (&follow, kind) {
+                        // One tokenizer pass reads what the crawl needs of an
+                        // HTML page: links, Markdown alternate, nesting depth.
+                        let scan =
+                            (kind == BodyKind::Html).then(|| links::scan_page(&body, &f.final_url));
+                        if let (Some((_, max_depth)), Some(scan)) = (&follow, &scan) {
                             if depth < *max_depth {
-                                for link in links::extract(&body, &f.final_url) {
-                                    let link = canonical_url(&link, version.scope.keep_query);
+                                for link in &scan.links {
+                                    let link = canonical_url(link, version.scope.keep_query);
                                     if !scope.allows(&link) {
                                         continue;
                                     }
@@ -421,6 +429,7 @@ pub async fn crawl_version(
                             description_hint: c.description.clone(),
                             etag: f.etag,
                             last_modified: f.last_modified,
+                            nesting: scan.as_ref().map(|s| s.depth),
                         };
                         // An HTML page that announces a Markdown alternate
                         // (`<link rel="alternate" type="text/markdown">`) is
@@ -429,7 +438,8 @@ pub async fn crawl_version(
                             && kind == BodyKind::Html
                             && tried_alternate.insert(public.clone())
                         {
-                            if let Some(md) = links::markdown_alternate(&page.body, &f.final_url)
+                            if let Some(md) = scan
+                                .and_then(|s| s.alternate)
                                 .filter(|m| scope.allows(m) && *m != fetched_url)
                             {
                                 total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -44,6 +44,9 @@ pub enum NormalizeError {
 /// structured class record, both from one parse of the page. A class page
 /// whose record cannot be read fails as a whole: the class tools must never
 /// silently lack a class the search finds.
+///
+/// `nesting` is the page's nesting depth when already measured (the crawl's
+/// link scan does); otherwise it is measured here.
 pub fn normalize_with_class(
     family: Family,
     kind: BodyKind,
@@ -51,15 +54,30 @@ pub fn normalize_with_class(
     public_url: &str,
     path: &str,
     rules: &PageRules,
+    nesting: Option<usize>,
 ) -> Result<(Normalized, Option<godot_class::GodotClass>), NormalizeError> {
     if family == Family::Sphinx && kind == BodyKind::Html && godot_class::is_class_page(path) {
-        nesting::check(body, public_url)?;
+        check_nesting(body, public_url, nesting)?;
         let doc = scraper::Html::parse_document(body);
         let n = sphinx::normalize_doc(&doc, public_url, rules)?;
         let class = godot_class::parse_class_doc(&doc, public_url)?;
         return Ok((n, Some(class)));
     }
-    Ok((normalize_with(family, kind, body, public_url, rules)?, None))
+    Ok((
+        normalize_measured(family, kind, body, public_url, rules, nesting)?,
+        None,
+    ))
+}
+
+fn check_nesting(
+    body: &str,
+    public_url: &str,
+    measured: Option<usize>,
+) -> Result<(), NormalizeError> {
+    match measured {
+        Some(d) => nesting::check_depth(d, public_url),
+        None => nesting::check(body, public_url),
+    }
 }
 
 /// Normalize one fetched body with the adapter of its family.
@@ -83,9 +101,22 @@ pub fn normalize_with(
     public_url: &str,
     rules: &PageRules,
 ) -> Result<Normalized, NormalizeError> {
+    normalize_measured(family, kind, body, public_url, rules, None)
+}
+
+/// [`normalize_with`], given the page's nesting depth if already measured.
+fn normalize_measured(
+    family: Family,
+    kind: BodyKind,
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+    nesting: Option<usize>,
+) -> Result<Normalized, NormalizeError> {
     match (family, kind) {
         (Family::Sphinx | Family::Leapview, _) | (_, BodyKind::Html) => {
-            html_dispatch_with(family, body, public_url, rules)
+            check_nesting(body, public_url, nesting)?;
+            html_adapter(family, body, public_url, rules)
         }
         (Family::Mintlify, BodyKind::Markdown) => mintlify::normalize(body, public_url),
         (Family::Cursor, BodyKind::Markdown) => cursor::normalize(body, public_url),
@@ -108,7 +139,17 @@ fn html_dispatch_with(
     public_url: &str,
     rules: &PageRules,
 ) -> Result<Normalized, NormalizeError> {
-    nesting::check(body, public_url)?;
+    check_nesting(body, public_url, None)?;
+    html_adapter(family, body, public_url, rules)
+}
+
+/// The HTML adapter of `family`, on a page whose nesting was checked.
+fn html_adapter(
+    family: Family,
+    body: &str,
+    public_url: &str,
+    rules: &PageRules,
+) -> Result<Normalized, NormalizeError> {
     match family {
         Family::Sphinx => sphinx::normalize_with(body, public_url, rules),
         Family::Leapview => leapview::normalize(body, public_url, rules),

@@ -27,49 +27,80 @@ const NOT_NESTING: &[&str] = &[
     "thead", "tbody", "tfoot", "colgroup", "caption",
 ];
 
+/// Nesting depth as tags stream by, for any token sink that reads a page
+/// (this module's check, and the crawl's link scan, which measures the depth
+/// in the same pass so that a crawled page is tokenized once, not twice).
 #[derive(Default)]
-struct Depth {
+pub struct Gauge {
     now: Cell<usize>,
     max: Cell<usize>,
 }
+
+impl Gauge {
+    /// Count one tag; the tokenizer state to switch to after it, if its
+    /// content is text, not markup (a script's string literals must not
+    /// count as nesting).
+    pub fn tag<H>(
+        &self,
+        name: &str,
+        kind: TagKind,
+        self_closing: bool,
+    ) -> Option<TokenSinkResult<H>> {
+        let nests = !(NOT_NESTING.contains(&name) || self_closing);
+        match kind {
+            TagKind::StartTag => {
+                if nests {
+                    let d = self.now.get() + 1;
+                    self.now.set(d);
+                    self.max.set(self.max.get().max(d));
+                }
+                text_state_after(name, self_closing)
+            }
+            TagKind::EndTag => {
+                if nests {
+                    self.now.set(self.now.get().saturating_sub(1));
+                }
+                None
+            }
+        }
+    }
+
+    /// The deepest nesting seen so far.
+    pub fn max(&self) -> usize {
+        self.max.get()
+    }
+}
+
+#[derive(Default)]
+struct Depth(Gauge);
 
 impl TokenSink for Depth {
     type Handle = ();
 
     fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
-        let Token::TagToken(tag) = token else {
-            return TokenSinkResult::Continue;
-        };
-        let name = &*tag.name;
-        if NOT_NESTING.contains(&name) || tag.self_closing {
-            return TokenSinkResult::Continue;
+        match token {
+            Token::TagToken(tag) => self
+                .0
+                .tag(&tag.name, tag.kind, tag.self_closing)
+                .unwrap_or(TokenSinkResult::Continue),
+            _ => TokenSinkResult::Continue,
         }
-        match tag.kind {
-            TagKind::StartTag => {
-                let d = self.now.get() + 1;
-                self.now.set(d);
-                self.max.set(self.max.get().max(d));
-                // Text inside these is not markup; reading it as tags would
-                // count a script's string literals as nesting.
-                if let Some(state) = text_state_after(name, false) {
-                    return state;
-                }
-            }
-            TagKind::EndTag => self.now.set(self.now.get().saturating_sub(1)),
-        }
-        TokenSinkResult::Continue
     }
 }
 
 /// The deepest nesting of elements in `html` (an upper bound of what the
 /// tree builder makes of it: misnested end tags are not reconciled).
 pub fn depth(html: &str) -> usize {
-    tokenize(html, Depth::default()).max.get()
+    tokenize(html, Depth::default()).0.max()
 }
 
 /// A page nested deeper than [`MAX_NESTING`] is an error naming the depth.
 pub fn check(html: &str, public_url: &str) -> Result<(), NormalizeError> {
-    let d = depth(html);
+    check_depth(depth(html), public_url)
+}
+
+/// [`check`] of a depth already measured (by [`Gauge`] in another pass).
+pub fn check_depth(d: usize, public_url: &str) -> Result<(), NormalizeError> {
     if d > MAX_NESTING {
         return Err(NormalizeError::TooDeep {
             url: public_url.to_string(),
