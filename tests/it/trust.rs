@@ -2,7 +2,7 @@
 //! normalize is a failed page (summary, exit status, `crawl.jsonl`), and the
 //! snapshot is not silently smaller.
 
-mod common;
+use crate::common;
 
 use common::{copy_dir, read_jsonl, run_docsnap, shared, Mirror};
 

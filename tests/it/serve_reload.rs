@@ -1,7 +1,7 @@
 //! A running server picks up newer artifacts — from a snapshots directory and
 //! from a publish directory — without a restart, and never serves a corrupt one.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! index, politeness under injected faults, incremental rebuilds with 304s,
 //! and resuming a build killed with SIGKILL.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;

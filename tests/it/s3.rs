@@ -4,7 +4,7 @@
 //! is published, a corrupt object refused by `verify` and by the replicas,
 //! and two publishers racing on one `latest`.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The pipeline end to end on the MCP documentation: mirror → `docsnap build`
 //! → artifact → `docsnap serve --stdio` → JSON-RPC tool calls.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //! `DOCSNAP_TEST_STATIC` (an already distilled dir) skips the distillation.
 //! Without either the tests say they were skipped and pass.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ fn static_model_end_to_end() {
     assert!(failed.is_empty(), "related text did not win for {failed:?}");
 }
 
-/// `cargo test --release --test embed_model -- --ignored --nocapture`
+/// `cargo test --release --test it embed_model:: -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn bench_embed() {

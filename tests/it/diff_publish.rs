@@ -2,7 +2,7 @@
 //! `rebuild`, against the mirrors (LeapView 3.1/3.2, the two dated Claude Code
 //! copies) and synthetic artifacts.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

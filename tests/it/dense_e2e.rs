@@ -3,7 +3,7 @@
 //! (manifest record, checksum, one row per section), and a library that
 //! serves them — or says why it serves lexically.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

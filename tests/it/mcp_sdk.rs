@@ -2,7 +2,7 @@
 //! stdio and over Streamable HTTP (`tests/py/mcp_sdk_client.py` does the
 //! talking; `scripts/test.sh` installs the SDK).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
