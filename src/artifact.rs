@@ -200,19 +200,30 @@ pub fn write(
     }
     std::fs::create_dir(&tmp).map_err(io(&tmp))?;
     let result = (|| {
-        write_jsonl(&tmp.join("pages.jsonl"), pages)?;
-        write_jsonl(&tmp.join("sections.jsonl"), sections)?;
-        write_jsonl(&tmp.join("crawl.jsonl"), outcomes)?;
-        for (name, bytes) in extras {
-            let p = tmp.join(name);
-            let mut f = std::fs::File::create(&p).map_err(io(&p))?;
-            f.write_all(bytes).map_err(io(&p))?;
-            f.sync_all().map_err(io(&p))?;
-        }
         let idx = tmp.join("index");
         std::fs::create_dir(&idx).map_err(io(&idx))?;
         let page_of = page_of(pages, sections);
-        crate::index::build(&idx, pages, sections, &page_of)?;
+        // The index (two tantivy threads, then a merge on one) and the
+        // record files are written side by side: the merge leaves a core
+        // free, and the records take it.
+        let (indexed, records) = std::thread::scope(|s| {
+            let index = s.spawn(|| crate::index::build(&idx, pages, sections, &page_of));
+            let records = (|| {
+                write_jsonl(&tmp.join("pages.jsonl"), pages)?;
+                write_jsonl(&tmp.join("sections.jsonl"), sections)?;
+                write_jsonl(&tmp.join("crawl.jsonl"), outcomes)?;
+                for (name, bytes) in extras {
+                    let p = tmp.join(name);
+                    let mut f = std::fs::File::create(&p).map_err(io(&p))?;
+                    f.write_all(bytes).map_err(io(&p))?;
+                    f.sync_all().map_err(io(&p))?;
+                }
+                Ok::<(), ArtifactError>(())
+            })();
+            (index.join(), records)
+        });
+        records?;
+        indexed.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         for e in std::fs::read_dir(&idx).map_err(io(&idx))? {
             let p = e.map_err(io(&idx))?.path();
             if p.is_file() {

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use super::{Library, ToolError};
 use crate::changes::{self, Changes, ChangesArgs, ChangesError};
 use crate::diff::Diff;
-use crate::util::version_key;
 
 /// Diffs kept per library: each costs two artifact loads to make, and an
 /// agent asking "since X" tends to ask again with another path or limit.
@@ -45,15 +44,7 @@ impl Library {
                 "this server was not loaded from an artifacts directory, so it holds no earlier snapshots",
             ));
         };
-        let pinned = (product == super::leapview::PRODUCT)
-            .then_some(self.leapview_version.as_deref())
-            .flatten();
-        let served = self
-            .sources
-            .iter()
-            .filter(|s| s.manifest.product == product)
-            .filter(|s| pinned.is_none_or(|v| s.manifest.version == v))
-            .max_by(|a, b| version_key(&a.manifest.version).cmp(&version_key(&b.manifest.version)));
+        let served = self.served_source(product).map(|i| &self.sources[i]);
         let Some(served) = served else {
             let mut loaded: Vec<&str> = self
                 .sources

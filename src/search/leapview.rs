@@ -72,29 +72,7 @@ impl Library {
     /// The LeapView artifact this server answers from: the configured
     /// version, else the newest loaded.
     pub fn leapview_source(&self) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (i, s) in self.sources.iter().enumerate() {
-            if s.manifest.product != PRODUCT {
-                continue;
-            }
-            if let Some(want) = &self.leapview_version {
-                if &s.manifest.version == want {
-                    return Some(i);
-                }
-                continue;
-            }
-            let newer = match best {
-                None => true,
-                Some(b) => {
-                    version_key(&s.manifest.version)
-                        > version_key(&self.sources[b].manifest.version)
-                }
-            };
-            if newer {
-                best = Some(i);
-            }
-        }
-        best
+        self.served_source(PRODUCT)
     }
 
     /// Answer `docs_search`.

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::index::SectionIndex;
 use crate::model::{Manifest, Page, Section};
-use crate::util::canonical_page_key;
+use crate::util::{canonical_page_key, version_key};
 
 /// A tool call that cannot be answered. Both kinds become `isError` tool
 /// results whose text names what was wrong; they are kept apart so a caller
@@ -351,6 +351,28 @@ pub struct Library {
 pub type LibraryHandle = Arc<RwLock<Arc<Library>>>;
 
 impl Library {
+    /// The loaded artifact a product's tools answer from: for LeapView the
+    /// version the server was told to serve (`--leapview-version`), else
+    /// the newest version loaded. One rule for every tool that picks one.
+    pub fn served_source(&self, product: &str) -> Option<usize> {
+        let pinned = (product == leapview::PRODUCT)
+            .then_some(self.leapview_version.as_deref())
+            .flatten();
+        let mut best: Option<usize> = None;
+        for (i, s) in self.sources.iter().enumerate() {
+            if s.manifest.product != product || pinned.is_some_and(|v| s.manifest.version != v) {
+                continue;
+            }
+            let newer = best.is_none_or(|b| {
+                version_key(&s.manifest.version) > version_key(&self.sources[b].manifest.version)
+            });
+            if newer {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
     /// The current advisory, empty when there is none.
     pub fn notice(&self) -> String {
         self.notice

@@ -7,7 +7,7 @@
 //! the mirrored page; a change here is a change in what agents read.
 //!
 //! Update after a deliberate change with `INSTA_UPDATE=always cargo test --test
-//! golden` (or `cargo insta review`), then review the diff like code.
+//! it golden::` (or `cargo insta review`), then review the diff like code.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
