@@ -127,6 +127,13 @@ pub fn cut(s: &str, max: usize) -> (String, bool) {
     (head.trim_end().to_string(), true)
 }
 
+/// Make rustls's ring provider the process's TLS crypto (reqwest is built
+/// without a provider of its own, so that aws-lc's C build stays out of
+/// the tree). Every HTTP client calls this first; later calls find it done.
+pub fn install_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

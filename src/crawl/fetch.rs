@@ -92,6 +92,7 @@ pub struct Fetcher {
 
 impl Fetcher {
     pub fn new(opts: FetchOptions) -> Result<Fetcher, FetchError> {
+        crate::util::install_tls();
         let mut builder = reqwest::Client::builder();
         if opts.mirror.is_none() {
             // Real sites only: names that resolve to private, loopback or

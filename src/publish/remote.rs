@@ -99,9 +99,7 @@ impl RemoteStore {
         if bucket.is_empty() {
             return Err(PublishError::Invalid(format!("{url}: no bucket named")));
         }
-        // TLS for https endpoints: rustls's ring provider (already in the
-        // tree for the crawler); a second call finds it installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::util::install_tls();
         let mut b = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
             .with_conditional_put(S3ConditionalPut::ETagMatch);
