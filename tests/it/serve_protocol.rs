@@ -522,6 +522,8 @@ impl Http {
             opts,
             std::future::pending(),
         ));
+        // reqwest is built without a TLS provider of its own.
+        docsnap::util::install_tls();
         Http {
             base,
             client: reqwest::Client::new(),
