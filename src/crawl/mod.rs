@@ -398,9 +398,13 @@ pub async fn crawl_version(
                             continue;
                         }
                         // One tokenizer pass reads what the crawl needs of an
-                        // HTML page: links, Markdown alternate, nesting depth.
-                        let scan =
-                            (kind == BodyKind::Html).then(|| links::scan_page(&body, &f.final_url));
+                        // HTML page (links, Markdown alternate) and its nesting
+                        // depth for normalize. A source that needs neither
+                        // leaves the depth to normalize's worker threads,
+                        // off this loop.
+                        let scan = (kind == BodyKind::Html
+                            && (follow.is_some() || source.prefer_markdown))
+                            .then(|| links::scan_page(&body, &f.final_url));
                         if let (Some((_, max_depth)), Some(scan)) = (&follow, &scan) {
                             if depth < *max_depth {
                                 for link in &scan.links {

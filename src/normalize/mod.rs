@@ -130,17 +130,14 @@ pub fn html_dispatch(
     body: &str,
     public_url: &str,
 ) -> Result<Normalized, NormalizeError> {
-    html_dispatch_with(family, body, public_url, &PageRules::default())
-}
-
-fn html_dispatch_with(
-    family: Family,
-    body: &str,
-    public_url: &str,
-    rules: &PageRules,
-) -> Result<Normalized, NormalizeError> {
-    check_nesting(body, public_url, None)?;
-    html_adapter(family, body, public_url, rules)
+    normalize_measured(
+        family,
+        BodyKind::Html,
+        body,
+        public_url,
+        &PageRules::default(),
+        None,
+    )
 }
 
 /// The HTML adapter of `family`, on a page whose nesting was checked.
