@@ -158,6 +158,33 @@ fn main() {
             },
         ),
     ];
+    // Extra settings to try: DOCSNAP_ABLATION="name:key=value,key=value;…",
+    // each applied over the lexical defaults (keys as in RankConfig).
+    let extra = std::env::var("DOCSNAP_ABLATION").unwrap_or_default();
+    let mut extra_names: Vec<String> = Vec::new();
+    let mut extra_cfgs: Vec<RankConfig> = Vec::new();
+    for spec in extra.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, kvs) = spec.split_once(':').unwrap_or((spec, ""));
+        let mut c = lexical.clone();
+        for kv in kvs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{kv}: want key=value"));
+            set(&mut c, k.trim(), v.trim());
+        }
+        extra_names.push(name.trim().to_string());
+        extra_cfgs.push(c);
+    }
+    if !extra_names.is_empty() {
+        variants.truncate(2);
+    }
+    for (n, c) in extra_names.iter().zip(extra_cfgs) {
+        variants.push((n.as_str(), c));
+    }
+    // Per-query ranks of every setting, for comparing settings query by query.
+    let mut ranks_out = std::env::var("DOCSNAP_ABLATION_RANKS")
+        .ok()
+        .map(|p| std::fs::File::create(&p).unwrap_or_else(|e| panic!("{p}: {e}")));
     if model.is_some() {
         variants.push((
             "dense weight fixed (not adaptive)",
@@ -213,6 +240,11 @@ fn main() {
                 }
             }
             let rank = pages.iter().take(10).position(|p| q.expect.contains(p));
+            if let Some(f) = ranks_out.as_mut() {
+                use std::io::Write;
+                let r = rank.map(|r| r as i64 + 1).unwrap_or(-1);
+                writeln!(f, "{name}\t{}\t{}\t{r}", q.id, q.family).expect("write ranks");
+            }
             let mut add = |key: String| {
                 let t = fam.entry(key).or_default();
                 t.n += 1.0;
@@ -243,5 +275,30 @@ fn main() {
             cell("godot hard"),
             cell("leapview hard"),
         );
+    }
+}
+
+/// Set one [`RankConfig`] field by name (for `DOCSNAP_ABLATION`).
+fn set(c: &mut RankConfig, key: &str, value: &str) {
+    let f = || -> f64 {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{key}={value}: not a number"))
+    };
+    let b = || -> bool {
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{key}={value}: not true/false"))
+    };
+    match key {
+        "typos" => c.typos = b(),
+        "units" => c.units = b(),
+        "page_union" => c.page_union = f(),
+        "coverage_power" => c.coverage_power = f(),
+        "inlink_weight" => c.inlink_weight = f(),
+        "monotone_scores" => c.monotone_scores = b(),
+        "named_product_boost" => c.named_product_boost = f(),
+        "dense_adaptive" => c.dense_adaptive = f(),
+        _ => panic!("{key}: not a RankConfig lever"),
     }
 }

@@ -211,25 +211,42 @@ fn heading_text_at(inline: &str, depth: usize) -> String {
             }
         }
     }
-    decode_basic_entities(out.trim())
+    decode_entities(out.trim(), false).into_owned()
 }
 
 static INLINE_TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r#"^</?[A-Za-z][A-Za-z0-9._-]*(\s+[^<>]*)?/?>"#).expect("static regex")
 });
 
-fn decode_basic_entities(s: &str) -> String {
+/// Decode HTML entities (the whole HTML5 table, and numeric references).
+/// Non-breaking and typographic spaces become plain spaces: they carry no
+/// meaning in Markdown and would split words for search. With
+/// `keep_markup`, `&lt;`, `&gt;` and `&amp;` stay: in Markdown text they are
+/// the escapes that keep text from becoming a tag.
+pub fn decode_entities(s: &str, keep_markup: bool) -> std::borrow::Cow<'_, str> {
     if !s.contains('&') {
-        return s.to_string();
+        return std::borrow::Cow::Borrowed(s);
     }
-    s.replace("&nbsp;", " ")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
+    ENTITY.replace_all(s, |c: &regex::Captures| {
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        let name = c.get(1).map_or("", |m| m.as_str());
+        if matches!(name, "nbsp" | "ensp" | "emsp" | "thinsp" | "#160") {
+            return " ".to_string();
+        }
+        let decoded = html_escape::decode_html_entities(whole);
+        let markup = matches!(decoded.as_ref(), "<" | ">" | "&");
+        if decoded == whole || (keep_markup && markup) {
+            whole.to_string()
+        } else {
+            decoded.into_owned()
+        }
+    })
 }
+
+static ENTITY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
+        .expect("static regex")
+});
 
 fn count_run(chars: &[char], at: usize, c: char) -> usize {
     chars[at..].iter().take_while(|&&x| x == c).count()

@@ -82,9 +82,6 @@ pub fn parse_llms_txt(text: &str, base: &url::Url) -> Parsed {
     out
 }
 
-static LOC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)<loc>\s*(.*?)\s*</loc>").expect("valid regex"));
-
 /// What a sitemap lists: pages, or further sitemaps (a sitemap index).
 #[derive(Debug, PartialEq, Eq)]
 pub enum SitemapKind {
@@ -92,25 +89,82 @@ pub enum SitemapKind {
     Index(Vec<String>),
 }
 
-/// Parse a sitemap.xml or a sitemap index (by its root element).
-pub fn parse_sitemap(xml: &str) -> SitemapKind {
-    let locs: Vec<String> = LOC
-        .captures_iter(xml)
-        .map(|c| xml_unescape(&c[1]))
-        .collect();
-    if xml.contains("<sitemapindex") {
+/// Why a sitemap or a page manifest could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ListingError {
+    /// Broken XML is refused rather than read in part: a sitemap cut short
+    /// would silently drop the pages after the break.
+    #[error("sitemap is not well-formed XML at byte {position}: {message}")]
+    Sitemap { position: u64, message: String },
+    #[error("manifest is not valid JSON: {0}")]
+    Manifest(#[from] serde_json::Error),
+}
+
+/// Parse a sitemap.xml or a sitemap index (by its root element): the text
+/// of every `<loc>`, entities resolved, surrounding white space trimmed.
+pub fn parse_sitemap(xml: &str) -> Result<SitemapKind, ListingError> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let broken = |reader: &quick_xml::Reader<&[u8]>, message: String| ListingError::Sitemap {
+        position: reader.error_position(),
+        message,
+    };
+    let mut locs = Vec::new();
+    let mut index = false;
+    // The text of the `<loc>` being read.
+    let mut loc: Option<String> = None;
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| broken(&reader, e.to_string()))?;
+        match event {
+            Event::Start(e) => match e.local_name().as_ref() {
+                b"sitemapindex" => index = true,
+                b"loc" => loc = Some(String::new()),
+                _ => {}
+            },
+            Event::Text(t) => {
+                if let Some(l) = loc.as_mut() {
+                    l.push_str(&t.decode().map_err(|e| broken(&reader, e.to_string()))?);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(l) = loc.as_mut() {
+                    l.push_str(&t.decode().map_err(|e| broken(&reader, e.to_string()))?);
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(l) = loc.as_mut() {
+                    let name = r.decode().map_err(|e| broken(&reader, e.to_string()))?;
+                    match r.resolve_char_ref() {
+                        Ok(Some(c)) => l.push(c),
+                        Ok(None) => match quick_xml::escape::resolve_predefined_entity(&name) {
+                            Some(s) => l.push_str(s),
+                            None => {
+                                return Err(broken(&reader, format!("unknown entity &{name};")))
+                            }
+                        },
+                        Err(e) => return Err(broken(&reader, e.to_string())),
+                    }
+                }
+            }
+            Event::End(e) if e.local_name().as_ref() == b"loc" => {
+                if let Some(l) = loc.take() {
+                    let l = l.trim();
+                    if !l.is_empty() {
+                        locs.push(l.to_string());
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(if index {
         SitemapKind::Index(locs)
     } else {
         SitemapKind::Pages(locs)
-    }
-}
-
-fn xml_unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
+    })
 }
 
 #[derive(serde::Deserialize)]
@@ -130,9 +184,8 @@ struct ManifestPage {
 }
 
 /// Parse a JSON page manifest (`{"pages": [{"url", "title", "summary", "path"}]}`).
-pub fn parse_manifest(json: &str, base: &url::Url) -> Result<Parsed, String> {
-    let m: ManifestFile =
-        serde_json::from_str(json).map_err(|e| format!("manifest is not valid JSON: {e}"))?;
+pub fn parse_manifest(json: &str, base: &url::Url) -> Result<Parsed, ListingError> {
+    let m: ManifestFile = serde_json::from_str(json)?;
     let mut out = Parsed::default();
     for (i, p) in m.pages.into_iter().enumerate() {
         match base.join(&p.url) {
@@ -179,14 +232,20 @@ mod tests {
     fn sitemap_and_index() {
         let s = "<urlset><url><loc>https://a/b?x=1&amp;y=2</loc></url><url><loc>\n https://a/c \n</loc></url></urlset>";
         assert_eq!(
-            parse_sitemap(s),
+            parse_sitemap(s).unwrap(),
             SitemapKind::Pages(vec!["https://a/b?x=1&y=2".into(), "https://a/c".into()])
         );
-        let i = "<sitemapindex><sitemap><loc>https://a/s1.xml</loc></sitemap></sitemapindex>";
+        let i = "<?xml version=\"1.0\"?><sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><sitemap><loc>https://a/s1.xml?a=&#49;</loc><lastmod>2026-01-01</lastmod></sitemap></sitemapindex>";
         assert_eq!(
-            parse_sitemap(i),
-            SitemapKind::Index(vec!["https://a/s1.xml".into()])
+            parse_sitemap(i).unwrap(),
+            SitemapKind::Index(vec!["https://a/s1.xml?a=1".into()])
         );
+        // Broken XML is an error naming where, never a silently shorter list.
+        let e = parse_sitemap("<urlset><url><loc>https://a/b</loc></urx></urlset>").unwrap_err();
+        assert!(e.to_string().contains("not well-formed"), "{e}");
+        let e =
+            parse_sitemap("<urlset><url><loc>https://a/&nbsp;</loc></url></urlset>").unwrap_err();
+        assert!(e.to_string().contains("&nbsp;"), "{e}");
     }
 
     #[test]

@@ -136,11 +136,11 @@ impl Fetcher {
     }
 
     /// Where a public URL is actually sent.
-    pub fn wire_url(&self, public: &Url) -> Result<Url, String> {
+    pub fn wire_url(&self, public: &Url) -> Result<Url, url::ParseError> {
         match &self.opts.mirror {
             None => Ok(public.clone()),
             Some(m) => {
-                let host = public.host_str().ok_or("URL without host")?;
+                let host = public.host_str().ok_or(url::ParseError::EmptyHost)?;
                 let mut s = m.as_str().trim_end_matches('/').to_string();
                 s.push('/');
                 s.push_str(host);
@@ -149,7 +149,7 @@ impl Fetcher {
                     s.push('?');
                     s.push_str(q);
                 }
-                Url::parse(&s).map_err(|e| e.to_string())
+                Url::parse(&s)
             }
         }
     }
@@ -273,7 +273,7 @@ impl Fetcher {
         let host = url.host_str().unwrap_or("").to_string();
         let wire = self
             .wire_url(&url)
-            .map_err(|e| self.err(public, &e, *attempts, 0))?;
+            .map_err(|e| self.err(public, &e.to_string(), *attempts, 0))?;
         let gate = self.gate(&host);
         let mut last_status = 0u16;
         let mut last_err;

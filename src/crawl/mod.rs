@@ -80,11 +80,12 @@ pub struct CrawlStats {
 /// Why a crawl could not run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlError {
-    #[error("source `{source_id}` version `{version}`: discovery failed: {message}")]
+    #[error("source `{source_id}` version `{version}`: discovery failed: {source}")]
     Discovery {
         source_id: String,
         version: String,
-        message: String,
+        #[source]
+        source: DiscoveryError,
     },
     /// A scope pattern does not compile. Never ignored: a dropped `exclude`
     /// would widen the crawl, a dropped `include` would narrow it.
@@ -94,6 +95,27 @@ pub enum CrawlError {
         version: String,
         pattern: String,
         message: String,
+    },
+}
+
+/// Why a discovery listing (llms.txt, sitemap, manifest) could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error(transparent)]
+    Fetch(#[from] fetch::FetchError),
+    #[error("{url}: HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("{url}: not a usable URL: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("{url}: {source}")]
+    Listing {
+        url: String,
+        #[source]
+        source: discover::ListingError,
     },
 }
 
@@ -150,10 +172,18 @@ pub async fn crawl_version(
         })?,
     );
     let mut out = CrawlOutput::default();
-    let disc_err = |message: String| CrawlError::Discovery {
+    let disc_err = |e: DiscoveryError| CrawlError::Discovery {
         source_id: source.id.clone(),
         version: version.label.clone(),
-        message,
+        source: e,
+    };
+    let bad_url = |url: &str, e: url::ParseError| DiscoveryError::Url {
+        url: url.to_string(),
+        source: e,
+    };
+    let listing = |url: &str, e: discover::ListingError| DiscoveryError::Listing {
+        url: url.to_string(),
+        source: e,
     };
 
     // 1. Discovery: every method contributes candidates; the first listing of a
@@ -163,15 +193,16 @@ pub async fn crawl_version(
         match d {
             Discovery::LlmsTxt { url } => {
                 let text = fetch_text(&fetcher, url, &scope).await.map_err(disc_err)?;
-                let base = Url::parse(url).map_err(|e| disc_err(e.to_string()))?;
+                let base = Url::parse(url).map_err(|e| disc_err(bad_url(url, e)))?;
                 let p = discover::parse_llms_txt(&text, &base);
                 out.warnings.extend(p.warnings);
                 candidates.extend(p.candidates);
             }
             Discovery::Manifest { url } => {
                 let text = fetch_text(&fetcher, url, &scope).await.map_err(disc_err)?;
-                let base = Url::parse(url).map_err(|e| disc_err(e.to_string()))?;
-                let p = discover::parse_manifest(&text, &base).map_err(disc_err)?;
+                let base = Url::parse(url).map_err(|e| disc_err(bad_url(url, e)))?;
+                let p = discover::parse_manifest(&text, &base)
+                    .map_err(|e| disc_err(listing(url, e)))?;
                 out.warnings.extend(p.warnings);
                 candidates.extend(p.candidates);
             }
@@ -183,7 +214,7 @@ pub async fn crawl_version(
                         continue;
                     }
                     let text = fetch_text(&fetcher, &u, &scope).await.map_err(disc_err)?;
-                    match discover::parse_sitemap(&text) {
+                    match discover::parse_sitemap(&text).map_err(|e| disc_err(listing(&u, e)))? {
                         SitemapKind::Index(more) => queue.extend(more),
                         SitemapKind::Pages(urls) => {
                             candidates.extend(urls.into_iter().map(|url| Candidate {
@@ -496,7 +527,11 @@ fn user_agent_token() -> String {
     "docsnap".to_string()
 }
 
-async fn fetch_text(fetcher: &Fetcher, url: &str, scope: &ScopeCheck) -> Result<String, String> {
+async fn fetch_text(
+    fetcher: &Fetcher,
+    url: &str,
+    scope: &ScopeCheck,
+) -> Result<String, DiscoveryError> {
     // Discovery files (llms.txt, sitemaps) may sit outside the page scope
     // (e.g. /docs/llms.txt for pages under /docs/en/); redirects must stay on host.
     let host = Url::parse(url)
@@ -510,12 +545,12 @@ async fn fetch_text(fetcher: &Fetcher, url: &str, scope: &ScopeCheck) -> Result<
                 .and_then(|p| p.host_str().map(|h| h == host))
                 .unwrap_or(false)
     };
-    let f = fetcher
-        .get(url, &Validators::default(), &allow)
-        .await
-        .map_err(|e| e.to_string())?;
+    let f = fetcher.get(url, &Validators::default(), &allow).await?;
     if f.status != 200 {
-        return Err(format!("{url}: HTTP {}", f.status));
+        return Err(DiscoveryError::Status {
+            url: url.to_string(),
+            status: f.status,
+        });
     }
     Ok(String::from_utf8_lossy(&f.body).into_owned())
 }

@@ -13,8 +13,15 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
     let text = mdx::prepare(body);
     let text = strip_sitemap_footer(&text);
     let (header, rest) = mdx::take_header(text);
-    mdx::finish(header, &rest, public_url, Dialect::Cursor)
+    mdx::finish(header, &rest, public_url, DIALECT)
 }
+
+/// cursor.com ids h2–h4 only; its pages use Mintlify's components.
+const DIALECT: Dialect = Dialect {
+    anchored_levels: (2, 4),
+    slug_html_headings: false,
+    components: &[super::mintlify::render],
+};
 
 /// Cut the trailing `---` / `## Sitemap` / link-lines footer.
 pub(crate) fn strip_sitemap_footer(text: &str) -> &str {

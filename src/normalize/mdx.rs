@@ -20,27 +20,27 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
-use crate::markdown::{atx_headings, fence_opener, heading_text, FenceLine, FenceTracker};
+use crate::markdown::{
+    atx_headings, decode_entities, fence_opener, heading_text, FenceLine, FenceTracker,
+};
 use crate::model::HeadingAnchor;
 
-/// Which family's extra components the renderer knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    Mintlify,
-    Cursor,
-    Openai,
-}
+/// Renders one component of a family's library; `None` leaves the element
+/// to the next renderer, and finally to plain HTML rendering.
+pub(crate) type ComponentRenderer = fn(&Renderer, &Elem) -> Option<Out>;
 
-impl Dialect {
-    /// Heading levels the site's generator gives ids to. cursor.com ids h2–h4
-    /// only; Astro pages leave body-level h1s without id; Mintlify ids all.
-    fn anchored_levels(self) -> std::ops::RangeInclusive<u8> {
-        match self {
-            Dialect::Mintlify => 1..=6,
-            Dialect::Cursor => 2..=4,
-            Dialect::Openai => 2..=6,
-        }
-    }
+/// What sets one site family's MDX apart. Each family adapter defines its
+/// own and hands it to [`finish`]: this module knows no family by name, so
+/// the adapters depend on it and never the other way round.
+#[derive(Clone, Copy)]
+pub(crate) struct Dialect {
+    /// Heading levels the site's generator gives ids to.
+    pub anchored_levels: (u8, u8),
+    /// Whether a raw HTML heading without `id` gets a slug like a Markdown
+    /// one (Astro) or stays an unanchored bold line (Mintlify).
+    pub slug_html_headings: bool,
+    /// The component renderers, tried in order.
+    pub components: &'static [ComponentRenderer],
 }
 
 /// Title and description lifted from a page's head.
@@ -87,7 +87,8 @@ pub(crate) fn finish(
     dialect: Dialect,
 ) -> Result<Normalized, NormalizeError> {
     let markdown = convert(body, public_url, dialect);
-    let (markdown, anchors) = take_anchors(&markdown, dialect.anchored_levels());
+    let (lo, hi) = dialect.anchored_levels;
+    let (markdown, anchors) = take_anchors(&markdown, lo..=hi);
     let mut title = header.title;
     if title.is_empty() {
         if let Some(h) = atx_headings(&markdown).first() {
@@ -1550,13 +1551,10 @@ impl Renderer<'_> {
     }
 
     fn render_elem(&self, e: &Elem) -> Out {
-        if self.dialect == Dialect::Openai {
-            if let Some(out) = super::openai::render(self, e) {
+        for render in self.dialect.components {
+            if let Some(out) = render(self, e) {
                 return out;
             }
-        }
-        if let Some(out) = super::mintlify::render(self, e) {
-            return out;
         }
         self.render_html(e)
     }
@@ -1614,7 +1612,7 @@ impl Renderer<'_> {
                     // An explicit id is what the live page uses.
                     Some(id) if !id.is_empty() => Out::Block(heading_with_id(level, &text, &id)),
                     // Astro slugs raw HTML headings like Markdown ones.
-                    _ if self.dialect == Dialect::Openai => {
+                    _ if self.dialect.slug_html_headings => {
                         Out::Block(heading_with_id(level, &text, ""))
                     }
                     // Mintlify leaves them without id: not a section.
@@ -1970,63 +1968,6 @@ fn common_indent(nodes: &[Node], at_line_start: bool) -> usize {
 }
 
 // ---------------------------------------------------------------------------
-// Entities
-
-/// Decode HTML entities. In Markdown text (`markdown`), `&lt;`, `&gt;` and
-/// `&amp;` stay: they are the escapes that keep text from becoming a tag.
-pub(crate) fn decode_entities(s: &str, markdown: bool) -> std::borrow::Cow<'_, str> {
-    if !s.contains('&') {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let out = ENTITY.replace_all(s, |c: &regex::Captures| {
-        let whole = c.get(0).map_or("", |m| m.as_str());
-        let body = c.get(1).map_or("", |m| m.as_str());
-        let ch = if let Some(hex) = body.strip_prefix("#x").or_else(|| body.strip_prefix("#X")) {
-            u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
-        } else if let Some(dec) = body.strip_prefix('#') {
-            dec.parse::<u32>().ok().and_then(char::from_u32)
-        } else {
-            match body {
-                "nbsp" | "ensp" | "emsp" | "thinsp" => Some(' '),
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "mdash" => Some('—'),
-                "ndash" => Some('–'),
-                "hellip" => Some('…'),
-                "rarr" => Some('→'),
-                "larr" => Some('←'),
-                "harr" => Some('↔'),
-                "middot" => Some('·'),
-                "bull" => Some('•'),
-                "times" => Some('×'),
-                "copy" => Some('©'),
-                "reg" => Some('®'),
-                "trade" => Some('™'),
-                "lsquo" => Some('‘'),
-                "rsquo" => Some('’'),
-                "ldquo" => Some('“'),
-                "rdquo" => Some('”'),
-                "check" => Some('✓'),
-                _ => None,
-            }
-        };
-        match ch {
-            Some(c) if markdown && matches!(c, '<' | '>' | '&') => whole.to_string(),
-            Some(c) => c.to_string(),
-            None => whole.to_string(),
-        }
-    });
-    std::borrow::Cow::Owned(out.into_owned())
-}
-
-static ENTITY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z]{2,8});").expect("static regex")
-});
-
-// ---------------------------------------------------------------------------
 // Post-processing
 
 /// Display options in a fence's info string that are not part of the code's
@@ -2359,7 +2300,11 @@ mod tests {
 
     fn md(src: &str) -> String {
         let (m, _) = take_anchors(
-            &convert(src, "https://docs.example.com/docs/page", Dialect::Mintlify),
+            &convert(
+                src,
+                "https://docs.example.com/docs/page",
+                crate::normalize::mintlify::DIALECT,
+            ),
             1..=6,
         );
         m
@@ -2503,7 +2448,7 @@ mod tests {
             &convert(
                 "## Plain\n\n<h2 id=\"custom\">\n  Title with `code`\n</h2>\n\ntext",
                 "https://x.dev/p",
-                Dialect::Mintlify,
+                crate::normalize::mintlify::DIALECT,
             ),
             1..=6,
         );

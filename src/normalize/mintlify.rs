@@ -18,8 +18,15 @@ pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeEr
     let text = mdx::prepare(body);
     let text = strip_doc_index(&text);
     let (header, rest) = mdx::take_header(text);
-    mdx::finish(header, &rest, public_url, Dialect::Mintlify)
+    mdx::finish(header, &rest, public_url, DIALECT)
 }
+
+/// Mintlify ids every heading level; raw HTML headings stay unanchored.
+pub(crate) const DIALECT: Dialect = Dialect {
+    anchored_levels: (1, 6),
+    slug_html_headings: false,
+    components: &[render],
+};
 
 /// Drop a leading blockquote that only tells agents where llms.txt is.
 pub(crate) fn strip_doc_index(text: &str) -> &str {

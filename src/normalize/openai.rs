@@ -17,8 +17,17 @@ use super::{NormalizeError, Normalized};
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
     let text = mdx::prepare(body);
     let (header, rest) = mdx::take_header(&text);
-    mdx::finish(header, &rest, public_url, Dialect::Openai)
+    mdx::finish(header, &rest, public_url, DIALECT)
 }
+
+/// Astro leaves body-level h1s without id and slugs raw HTML headings like
+/// Markdown ones; the site's own components first, then Mintlify-style
+/// ones it shares.
+const DIALECT: Dialect = Dialect {
+    anchored_levels: (2, 6),
+    slug_html_headings: true,
+    components: &[render, super::mintlify::render],
+};
 
 /// Render an Astro component of this site; `None` leaves it to the shared
 /// renderers.

@@ -537,7 +537,7 @@ pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec
         let d = if l.contains(&w) || w.contains(&l) {
             0
         } else {
-            edit_distance(&w, &l)
+            strsim::levenshtein(&w, &l)
         };
         if d <= (w.chars().count() / 3).max(2) {
             scored.push((d, n.to_string()));
@@ -546,21 +546,6 @@ pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|x| x.1).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -600,7 +585,6 @@ mod tests {
         let s = did_you_mean("Nod2D", names.iter().copied());
         assert_eq!(s[0], "Node2D");
         assert!(did_you_mean("zzzzzzzz", names.iter().copied()).is_empty());
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(normalize_member("add_child()"), "add_child");
     }
 }
