@@ -447,7 +447,17 @@ fn ms(t: std::time::Instant) -> u64 {
 
 /// Results of pages normalized during the crawl, by URL, with a hash of the
 /// body they were made from (a page is reused only for the very same body).
-type EarlyResults = HashMap<String, (u64, Result<Normalized, String>)>;
+type EarlyResults = HashMap<String, (u64, Result<PageRecords, PageFailure>)>;
+
+/// Why a fetched page gave no records.
+#[derive(Debug, thiserror::Error)]
+enum PageFailure {
+    #[error(transparent)]
+    Normalize(#[from] normalize::NormalizeError),
+    /// The normalizer panicked; the message is the panic's.
+    #[error("normalizer panicked: {0}")]
+    Panicked(String),
+}
 
 fn body_hash(f: &FetchedPage) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -539,8 +549,8 @@ fn normalize_all(
     pipeline: &PagePipeline,
     fetched: &[FetchedPage],
     mut early: EarlyResults,
-) -> Vec<Result<Normalized, String>> {
-    let mut out: Vec<Option<Result<Normalized, String>>> = fetched
+) -> Vec<Result<PageRecords, PageFailure>> {
+    let mut out: Vec<Option<Result<PageRecords, PageFailure>>> = fetched
         .iter()
         .map(|f| match early.remove(&f.url) {
             Some((h, r)) if h == body_hash(f) => Some(r),
@@ -549,7 +559,7 @@ fn normalize_all(
         .collect();
     let todo: Vec<usize> = (0..fetched.len()).filter(|&i| out[i].is_none()).collect();
     let chunk = todo.len().div_ceil(normalize_threads()).max(1);
-    let done: Vec<(usize, Result<Normalized, String>)> = std::thread::scope(|s| {
+    let done: Vec<(usize, Result<PageRecords, PageFailure>)> = std::thread::scope(|s| {
         let handles: Vec<_> = todo
             .chunks(chunk)
             .map(|part| {
@@ -569,33 +579,33 @@ fn normalize_all(
         out[i] = Some(r);
     }
     out.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("normalizing a page panicked".into())))
+        .map(|r| r.unwrap_or_else(|| Err(PageFailure::Panicked("its worker thread died".into()))))
         .collect()
 }
 
 /// [`normalize_one`], with a panic caught and turned into that page's
 /// failure: one malformed page must not take its neighbours (or the
 /// build) down with it.
-fn normalize_guarded(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized, String> {
+fn normalize_guarded(pipeline: &PagePipeline, f: &FetchedPage) -> Result<PageRecords, PageFailure> {
     caught(|| normalize_one(pipeline, f))
 }
 
 /// Run `f`; a panic becomes an `Err` naming its message.
-fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+fn caught<T>(f: impl FnOnce() -> Result<T, PageFailure>) -> Result<T, PageFailure> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown cause".into());
-        Err(format!("normalizer panicked: {why}"))
+        Err(PageFailure::Panicked(why))
     })
 }
 
 /// A normalized page, its sections, and its class record (Godot class reference).
-type Normalized = (Page, Vec<Section>, Option<GodotClass>);
+type PageRecords = (Page, Vec<Section>, Option<GodotClass>);
 
-fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized, String> {
+fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<PageRecords, PageFailure> {
     let (n, class) = normalize::normalize_with_class(
         pipeline.family,
         f.kind,
@@ -604,8 +614,7 @@ fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<Normalized,
         &f.path,
         &pipeline.rules,
         f.nesting,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let title = if n.title.trim().is_empty() {
         f.title_hint.clone()
     } else {
@@ -640,18 +649,17 @@ static MD_LINK_TEXT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::ne
 /// The first sentence of the page's first prose paragraph (at most 200
 /// characters), for pages whose site gives no description.
 pub fn lead_sentence(markdown: &str) -> String {
-    let mut in_fence = false;
+    let mut fences = crate::markdown::FenceTracker::default();
     for para in markdown.split("\n\n") {
+        // A paragraph that opens, holds or closes fenced code is not prose
+        // (every line goes through the tracker, so the fence state is kept).
+        let code = para.lines().fold(false, |code, line| {
+            (fences.line(line) != crate::markdown::FenceLine::Outside) | code
+        });
+        if code {
+            continue;
+        }
         let t = para.trim();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            // A paragraph that opens a fence without closing it.
-            in_fence ^= t.matches("```").count() % 2 == 1;
-            continue;
-        }
-        if in_fence {
-            in_fence ^= t.matches("```").count() % 2 == 1;
-            continue;
-        }
         let first = t.chars().next().unwrap_or(' ');
         if !(first.is_alphanumeric()
             || first == '*'
@@ -724,6 +732,8 @@ mod tests {
 
     #[test]
     fn lead_sentence_skips_code_and_lists() {
+        let fenced = "```\nfirst\n\nA blank line inside the fence. Still code.\n```\n\nThe real lead sentence is here. Then more.";
+        assert_eq!(lead_sentence(fenced), "The real lead sentence is here.");
         let md = "```json\n{}\n```\n\n- item\n\nThe [Model Context Protocol](https://x/y) lets servers expose tools. More text here.";
         assert_eq!(
             lead_sentence(md),
@@ -734,10 +744,13 @@ mod tests {
 
     #[test]
     fn a_panic_becomes_that_pages_failure() {
-        let r: Result<(), String> = caught(|| panic!("bad table at row {}", 3));
-        assert_eq!(r.unwrap_err(), "normalizer panicked: bad table at row 3");
-        let r: Result<(), String> = caught(|| panic!("plain"));
-        assert_eq!(r.unwrap_err(), "normalizer panicked: plain");
-        assert_eq!(caught(|| Ok::<_, String>(7)), Ok(7));
+        let r: Result<(), PageFailure> = caught(|| panic!("bad table at row {}", 3));
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "normalizer panicked: bad table at row 3"
+        );
+        let r: Result<(), PageFailure> = caught(|| panic!("plain"));
+        assert_eq!(r.unwrap_err().to_string(), "normalizer panicked: plain");
+        assert_eq!(caught(|| Ok::<_, PageFailure>(7)).unwrap(), 7);
     }
 }

@@ -296,7 +296,7 @@ impl Config {
                 if !labels.insert(&v.label) {
                     return Err(err(&s.id, "label", format!("version `{}` twice", v.label)));
                 }
-                check_url(&v.root).map_err(|m| err(&s.id, "root", m))?;
+                check_url(&v.root).map_err(|m| err(&s.id, "root", m.to_string()))?;
                 if v.discovery.is_empty() {
                     return Err(err(
                         &s.id,
@@ -311,13 +311,13 @@ impl Config {
                         | Discovery::Manifest { url } => url,
                         Discovery::Links { start, .. } => start,
                     };
-                    check_url(u).map_err(|m| err(&s.id, "discovery", m))?;
+                    check_url(u).map_err(|m| err(&s.id, "discovery", m.to_string()))?;
                 }
                 if v.scope.prefixes.is_empty() {
                     return Err(err(&s.id, "prefixes", "at least one URL prefix".into()));
                 }
                 for p in &v.scope.prefixes {
-                    check_url(p).map_err(|m| err(&s.id, "prefixes", m))?;
+                    check_url(p).map_err(|m| err(&s.id, "prefixes", m.to_string()))?;
                 }
                 for r in v.scope.include.iter().chain(&v.scope.exclude) {
                     regex::Regex::new(r)
@@ -338,11 +338,29 @@ fn is_id(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn check_url(u: &str) -> Result<(), String> {
+/// What is wrong with a URL in the configuration.
+#[derive(Debug, thiserror::Error)]
+enum BadUrl {
+    #[error("`{url}`: scheme `{scheme}` is not http(s)")]
+    Scheme { url: String, scheme: String },
+    #[error("`{url}` is not a URL: {source}")]
+    Parse {
+        url: String,
+        source: url::ParseError,
+    },
+}
+
+fn check_url(u: &str) -> Result<(), BadUrl> {
     match url::Url::parse(u) {
         Ok(p) if p.scheme() == "https" || p.scheme() == "http" => Ok(()),
-        Ok(p) => Err(format!("`{u}`: scheme `{}` is not http(s)", p.scheme())),
-        Err(e) => Err(format!("`{u}` is not a URL: {e}")),
+        Ok(p) => Err(BadUrl::Scheme {
+            url: u.to_string(),
+            scheme: p.scheme().to_string(),
+        }),
+        Err(source) => Err(BadUrl::Parse {
+            url: u.to_string(),
+            source,
+        }),
     }
 }
 

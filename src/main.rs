@@ -282,9 +282,7 @@ fn run(cli: Cli) -> Result<i32> {
             // A publish directory is unpacked (verified) into a cache first.
             let (load_from, publish) = if docsnap::serve::reload::is_publish_dir(&artifacts) {
                 let cache = cache.unwrap_or_else(|| default_cache(&artifacts));
-                for s in docsnap::serve::reload::materialize(&artifacts, &cache)
-                    .map_err(anyhow::Error::msg)?
-                {
+                for s in docsnap::serve::reload::materialize(&artifacts, &cache)? {
                     tracing::warn!("skipped {s}");
                 }
                 (cache, Some(artifacts.clone()))

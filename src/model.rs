@@ -131,6 +131,21 @@ pub struct UrlOutcome {
     pub error: Option<String>,
 }
 
+impl UrlOutcome {
+    /// A URL that was never requested (or got no response), and why.
+    pub fn not_fetched(url: String, fetched: String, why: String) -> Self {
+        UrlOutcome {
+            url,
+            fetched,
+            status: 0,
+            attempts: 0,
+            bytes: 0,
+            etag: None,
+            error: Some(why),
+        }
+    }
+}
+
 /// Where the live site puts one heading of a normalized page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadingAnchor {

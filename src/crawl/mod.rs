@@ -245,15 +245,11 @@ pub async fn crawl_version(
         let public = canonical_url(&public, version.scope.keep_query);
         if !scope.allows(&public) || !scope.allows(&fetch_url) {
             out.stats.skipped_scope += 1;
-            out.outcomes.push(UrlOutcome {
-                url: public,
-                fetched: fetch_url,
-                status: 0,
-                attempts: 0,
-                bytes: 0,
-                etag: None,
-                error: Some("outside the source's scope".into()),
-            });
+            out.outcomes.push(UrlOutcome::not_fetched(
+                public,
+                fetch_url,
+                "outside the source's scope".into(),
+            ));
             continue;
         }
         if !seen.insert(crate::util::canonical_page_key(&public)) {
@@ -357,15 +353,8 @@ pub async fn crawl_version(
                 } else {
                     out.stats.skipped_robots += 1;
                 }
-                out.outcomes.push(UrlOutcome {
-                    url: public,
-                    fetched: fetched_url,
-                    status: 0,
-                    attempts: 0,
-                    bytes: 0,
-                    etag: None,
-                    error: Some(why),
-                });
+                out.outcomes
+                    .push(UrlOutcome::not_fetched(public, fetched_url, why));
                 continue;
             }
         };
@@ -506,13 +495,9 @@ pub async fn crawl_version(
                 out.stats.failed += 1;
                 out.failed.push(format!("{public}: {}", e.message));
                 out.outcomes.push(UrlOutcome {
-                    url: public,
-                    fetched: fetched_url,
                     status: e.status,
                     attempts: e.attempts,
-                    bytes: 0,
-                    etag: None,
-                    error: Some(e.message),
+                    ..UrlOutcome::not_fetched(public, fetched_url, e.message)
                 });
             }
         }

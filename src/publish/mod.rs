@@ -478,12 +478,7 @@ pub fn publish(
     let outcome = match existing {
         Some(id) if latest.as_deref() == Some(id.as_str()) => PublishOutcome::AlreadyLatest(id),
         Some(id) => {
-            write_atomic_step(
-                &vdir.join(LATEST),
-                format!("{id}\n").as_bytes(),
-                Some("latest-temp"),
-            )?;
-            crash_point("latest");
+            point_latest(&vdir, &id)?;
             PublishOutcome::Repointed(id)
         }
         _ => PublishOutcome::Published(Box::new(publish_new(
@@ -588,13 +583,19 @@ fn publish_new(
     cat.sort();
     write_catalog(to, cat)?;
     crash_point("catalog");
+    point_latest(vdir, id)?;
+    Ok(entry)
+}
+
+/// Make `id` the version's latest snapshot (one atomic step).
+fn point_latest(vdir: &Path, id: &str) -> Result<(), PublishError> {
     write_atomic_step(
         &vdir.join(LATEST),
         format!("{id}\n").as_bytes(),
         Some("latest-temp"),
     )?;
     crash_point("latest");
-    Ok(entry)
+    Ok(())
 }
 
 /// Drop all but the `keep` newest snapshots of a (source, version), never the

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::publish::PublishError;
 use crate::search::{Library, LibraryHandle};
 
 /// What the reloader watches and how it builds a library.
@@ -40,9 +41,25 @@ pub fn is_publish_dir(dir: &Path) -> bool {
 }
 
 /// Unpack the latest published snapshots of `publish` into `cache` (verified).
-pub fn materialize(publish: &Path, cache: &Path) -> Result<Vec<String>, String> {
-    let m = crate::publish::materialize_latest(publish, cache).map_err(|e| e.to_string())?;
-    Ok(m.skipped)
+pub fn materialize(publish: &Path, cache: &Path) -> Result<Vec<String>, PublishError> {
+    Ok(crate::publish::materialize_latest(publish, cache)?.skipped)
+}
+
+/// Why a reload kept the library it had.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    #[error("pulling {url}: {source}")]
+    Pull {
+        url: String,
+        #[source]
+        source: PublishError,
+    },
+    #[error(transparent)]
+    Materialize(#[from] PublishError),
+    #[error(transparent)]
+    Load(#[from] crate::artifact::ArtifactError),
+    #[error("no complete artifact; keeping the loaded library")]
+    Empty,
 }
 
 /// Snapshot ids of a library, sorted: what "the loaded set" means.
@@ -126,11 +143,14 @@ pub fn reload_once(
     handle: &LibraryHandle,
     opts: &ReloadOptions,
     last_seen: &mut Vec<String>,
-) -> Result<bool, String> {
+) -> Result<bool, ReloadError> {
     let current = super::current(handle);
     if let (Some(r), Some(p)) = (&opts.remote, &opts.publish) {
         r.pull(p, &crate::publish::remote::Scope::Latest)
-            .map_err(|e| format!("pulling {}: {e}", r.url()))?;
+            .map_err(|source| ReloadError::Pull {
+                url: r.url().to_string(),
+                source,
+            })?;
     }
     let now = available(opts);
     let print = fingerprint(opts);
@@ -163,14 +183,13 @@ pub fn reload_once(
             tracing::warn!("reload: skipped {s}");
         }
     }
-    let (mut lib, warnings) =
-        Library::load_dir_with(&opts.dir, current.model.clone()).map_err(|e| e.to_string())?;
+    let (mut lib, warnings) = Library::load_dir_with(&opts.dir, current.model.clone())?;
     rejected(lib.rejected);
     for w in warnings {
         tracing::warn!("reload: {w}");
     }
     if lib.sources.is_empty() {
-        return Err("no complete artifact; keeping the loaded library".into());
+        return Err(ReloadError::Empty);
     }
     lib.leapview_version = opts.leapview_version.clone();
     lib.rank = current.rank.clone();

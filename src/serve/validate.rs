@@ -12,17 +12,23 @@
 
 use serde_json::{Map, Value};
 
-/// Check `args` against `schema` (an object schema); all problems, `; `-joined.
+/// Every way some arguments break their schema, each naming the field and
+/// the rule; shown `; `-joined.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub struct InvalidArgs(pub Vec<String>);
+
+/// Check `args` against `schema` (an object schema), reporting all problems.
 pub fn validate_args(
     schema: &Map<String, Value>,
     args: &mut Map<String, Value>,
-) -> Result<(), String> {
+) -> Result<(), InvalidArgs> {
     let mut errors = Vec::new();
     check_object(schema, args, "", &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(errors.join("; "))
+        Err(InvalidArgs(errors))
     }
 }
 
@@ -280,7 +286,9 @@ mod tests {
 
     fn run(schema: &Map<String, Value>, v: Value) -> Result<Map<String, Value>, String> {
         let mut args = v.as_object().unwrap().clone();
-        validate_args(schema, &mut args).map(|()| args)
+        validate_args(schema, &mut args)
+            .map(|()| args)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
