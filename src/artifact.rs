@@ -45,6 +45,8 @@ pub struct ArtifactMeta {
     pub version: String,
     /// Set when the artifact carries section vectors (written as an extra file).
     pub embedding: Option<crate::model::EmbeddingInfo>,
+    /// The source's named page groups (see [`Manifest::page_kinds`]).
+    pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -248,6 +250,7 @@ pub fn write(
             files: hash_tree(&tmp)?,
             content_sha256: content.clone(),
             embedding: meta.embedding.clone(),
+            page_kinds: meta.page_kinds.clone(),
         };
         let mpath = tmp.join("manifest.json");
         let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;
@@ -604,6 +607,7 @@ mod tests {
             product: "p".into(),
             version: "v".into(),
             embedding: None,
+            page_kinds: Default::default(),
         };
         let page = |md: &str| Page {
             url: "https://d.example/a".into(),

@@ -173,6 +173,7 @@ pub async fn build_version(
     // crawl waits on the network; what the crawl finally lists is the truth.
     let pipeline = Arc::new(PagePipeline {
         family: source.family,
+        class_pages: source.class_pages.clone(),
         slug,
         rules: source.selectors.compile()?,
     });
@@ -282,6 +283,7 @@ pub async fn build_version(
                 && p.manifest.schema_version == crate::model::SCHEMA_VERSION
                 && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
                 && p.manifest.embedding == embedding
+                && p.manifest.page_kinds == source.page_kinds
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
                 // as "unchanged" run after run.
@@ -340,6 +342,7 @@ pub async fn build_version(
             product: source.product.clone(),
             version: version.label.clone(),
             embedding,
+            page_kinds: source.page_kinds.clone(),
         };
         let t_write = std::time::Instant::now();
         let dir = artifact::write(
@@ -474,6 +477,8 @@ fn body_hash(f: &FetchedPage) -> u64 {
 /// compiled selectors, shared by the normalizing threads.
 struct PagePipeline {
     family: crate::config::Family,
+    /// Path prefix of pages that are also class-reference records.
+    class_pages: Option<String>,
     slug: SlugStyle,
     rules: crate::config::PageRules,
 }
@@ -611,7 +616,10 @@ fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<PageRecords
         f.kind,
         &f.body,
         &f.url,
-        &f.path,
+        pipeline
+            .class_pages
+            .as_deref()
+            .is_some_and(|prefix| f.path.starts_with(prefix)),
         &pipeline.rules,
         f.nesting,
     )?;

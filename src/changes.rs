@@ -634,6 +634,7 @@ mod tests {
                 files: Default::default(),
                 content_sha256: String::new(),
                 embedding: None,
+                page_kinds: Default::default(),
             },
         }
     }

@@ -68,6 +68,15 @@ pub struct Source {
     /// CSS selectors of the main content and of chrome to drop (HTML pages).
     #[serde(default)]
     pub selectors: Selectors,
+    /// Pages that are also read as class-reference records (for the class
+    /// tools): a path prefix under the version root (Godot: `classes/class_`).
+    #[serde(default)]
+    pub class_pages: Option<String>,
+    /// Named groups of pages, each a list of path prefixes under the version
+    /// root, that a tool's filters name (search_godot_docs' `kind`). Written
+    /// into every manifest, so the server needs no configuration.
+    #[serde(default)]
+    pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One documentation version of a source.
@@ -277,6 +286,39 @@ impl Config {
             if s.rate.concurrency == 0 {
                 return Err(err(&s.id, "concurrency", "must be at least 1".into()));
             }
+            if s.class_pages.is_some() && s.family != Family::Sphinx {
+                return Err(err(
+                    &s.id,
+                    "class_pages",
+                    "class-reference records are read from Sphinx pages only (family: sphinx)"
+                        .into(),
+                ));
+            }
+            for (kind, prefixes) in &s.page_kinds {
+                if let Some(p) = prefixes
+                    .iter()
+                    .find(|p| p.is_empty() || p.starts_with('/') || p.contains("://"))
+                {
+                    return Err(err(
+                        &s.id,
+                        "page_kinds",
+                        format!("`{kind}`: `{p}` must be a non-empty path under the version root, like `tutorials/`"),
+                    ));
+                }
+            }
+            // search_godot_docs' `kind` filter names these groups (seed 001).
+            if s.tools == "godot" {
+                if let Some(k) = ["class", "tutorials"]
+                    .iter()
+                    .find(|k| !s.page_kinds.contains_key(**k))
+                {
+                    return Err(err(
+                        &s.id,
+                        "page_kinds",
+                        format!("the godot tools filter by `{k}`: give its path prefixes"),
+                    ));
+                }
+            }
             if s.versions.is_empty() {
                 return Err(err(
                     &s.id,
@@ -463,6 +505,36 @@ sources:
             .to_string();
         assert!(e.starts_with("s.yaml:6:"), "{e}");
         assert!(e.contains("wordpress"), "{e}");
+    }
+
+    #[test]
+    fn page_groups_and_class_pages_are_checked() {
+        let godot = GOOD
+            .replace("tools: agent-docs", "tools: godot")
+            .replace("family: mintlify", "family: sphinx");
+        let e = Config::parse(&godot, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("page_kinds") && e.contains("`class`"), "{e}");
+        let kinds =
+            "    page_kinds:\n      class: [\"classes/\"]\n      tutorials: [\"tutorials/\"]\n";
+        let ok = godot.replace(
+            "    versions:\n",
+            &format!("{kinds}    class_pages: classes/class_\n    versions:\n"),
+        );
+        let c = Config::parse(&ok, Path::new("s.yaml")).unwrap();
+        assert_eq!(c.sources[0].page_kinds["tutorials"], ["tutorials/"]);
+        assert_eq!(c.sources[0].class_pages.as_deref(), Some("classes/class_"));
+        let absolute = ok.replace("[\"tutorials/\"]", "[\"https://x/tutorials/\"]");
+        let e = Config::parse(&absolute, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("under the version root"), "{e}");
+        let not_sphinx = ok.replace("family: sphinx", "family: leapview");
+        let e = Config::parse(&not_sphinx, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("class_pages") && e.contains("sphinx"), "{e}");
     }
 
     #[test]

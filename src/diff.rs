@@ -1079,6 +1079,7 @@ mod tests {
                 files: Default::default(),
                 content_sha256: crate::artifact::content_sha256(&pages),
                 embedding: None,
+                page_kinds: Default::default(),
             },
             pages,
             sections,

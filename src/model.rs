@@ -92,6 +92,10 @@ pub struct Manifest {
     /// which load as lexical-only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<EmbeddingInfo>,
+    /// Named groups of pages by path prefix (the source's `page_kinds`), for
+    /// tools that filter by them; empty in artifacts of older builds.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Which model embedded an artifact's sections and where the vectors are: a

@@ -1508,6 +1508,7 @@ fn manifest(source: &str, product: &str, version: &str) -> Manifest {
         files: Default::default(),
         content_sha256: String::new(),
         embedding: None,
+        page_kinds: Default::default(),
     }
 }
 

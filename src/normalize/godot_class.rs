@@ -344,12 +344,6 @@ pub fn parse_class(html_body: &str, public_url: &str) -> Result<GodotClass, Norm
     parse_class_doc(&Html::parse_document(html_body), public_url)
 }
 
-/// Whether a page path (relative to its version's root) is a class page of
-/// the reference, `classes/class_node.html`, not the `classes/index`.
-pub fn is_class_page(path: &str) -> bool {
-    path.strip_prefix("classes/class_").is_some()
-}
-
 /// [`parse_class`] of a page already parsed (the build parses each class
 /// page once, for its Markdown and for this record).
 pub fn parse_class_doc(doc: &Html, public_url: &str) -> Result<GodotClass, NormalizeError> {

@@ -39,11 +39,11 @@ pub enum NormalizeError {
     TooDeep { url: String, depth: usize },
 }
 
-/// [`normalize`], and for a page of the Godot class reference (a Sphinx
-/// HTML page whose path [`godot_class::is_class_page`] recognizes) also its
-/// structured class record, both from one parse of the page. A class page
-/// whose record cannot be read fails as a whole: the class tools must never
-/// silently lack a class the search finds.
+/// [`normalize`], and for a page of the class reference (`class_page`: the
+/// source's `class_pages` prefix matched its path; an HTML page of the
+/// Sphinx family) also its structured class record, both from one parse of
+/// the page. A class page whose record cannot be read fails as a whole: the
+/// class tools must never silently lack a class the search finds.
 ///
 /// `nesting` is the page's nesting depth when already measured (the crawl's
 /// link scan does); otherwise it is measured here.
@@ -52,11 +52,11 @@ pub fn normalize_with_class(
     kind: BodyKind,
     body: &str,
     public_url: &str,
-    path: &str,
+    class_page: bool,
     rules: &PageRules,
     nesting: Option<usize>,
 ) -> Result<(Normalized, Option<godot_class::GodotClass>), NormalizeError> {
-    if family == Family::Sphinx && kind == BodyKind::Html && godot_class::is_class_page(path) {
+    if class_page && family == Family::Sphinx && kind == BodyKind::Html {
         check_nesting(body, public_url, nesting)?;
         let doc = scraper::Html::parse_document(body);
         let n = sphinx::normalize_doc(&doc, public_url, rules)?;

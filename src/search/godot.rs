@@ -6,6 +6,7 @@
 //! member carries `class_name` and `member_name` exactly as the class tools
 //! take them.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -172,19 +173,25 @@ pub fn strip_framing(q: &str) -> String {
     }
 }
 
-fn kind_of_path(path: &str) -> &'static str {
-    if path.starts_with("classes/") {
-        "class"
-    } else {
-        "manual"
+/// Whether a page path is in a named group of the artifact's `page_kinds`;
+/// `manual` is every page outside `class`.
+fn in_kind(kinds: &BTreeMap<String, Vec<String>>, path: &str, kind: &str) -> bool {
+    let under = |k: &str| {
+        kinds
+            .get(k)
+            .is_some_and(|ps| ps.iter().any(|p| path.starts_with(p.as_str())))
+    };
+    match kind {
+        "manual" => !under("class"),
+        k => under(k),
     }
 }
 
-fn in_kind(path: &str, kind: &str) -> bool {
-    match kind {
-        "class" => path.starts_with("classes/"),
-        "tutorials" => path.starts_with("tutorials/") || path.starts_with("getting_started/"),
-        _ => !path.starts_with("classes/"),
+fn kind_of_path(kinds: &BTreeMap<String, Vec<String>>, path: &str) -> &'static str {
+    if in_kind(kinds, path, "class") {
+        "class"
+    } else {
+        "manual"
     }
 }
 
@@ -222,9 +229,22 @@ impl Library {
             return Err(ToolError::invalid("query: must not be empty"));
         }
         let kind = args.kind.clone();
+        if let Some(k) = &kind {
+            let group = if k == "manual" { "class" } else { k.as_str() };
+            if !src.manifest.page_kinds.contains_key(group) {
+                return Err(ToolError::invalid(format!(
+                    "kind: the Godot artifact {} was built without the `{group}` page group (sources.yaml `page_kinds`); rebuild it, or search without kind",
+                    src.manifest.snapshot_id
+                )));
+            }
+        }
         let keep = |s: &LoadedSource, sec: usize| match &kind {
             None => true,
-            Some(k) => in_kind(&s.pages[s.section_page[sec]].path, k),
+            Some(k) => in_kind(
+                &s.manifest.page_kinds,
+                &s.pages[s.section_page[sec]].path,
+                k,
+            ),
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
         let hits = self.rank_pages(
@@ -250,7 +270,7 @@ impl Library {
             let hit = Hit {
                 title: pg.title.clone(),
                 uri: sec.url_with_anchor(),
-                kind: kind_of_path(&pg.path).to_string(),
+                kind: kind_of_path(&src.manifest.page_kinds, &pg.path).to_string(),
                 heading: sec.heading_display(),
                 snippet,
                 score: h.score,
@@ -572,11 +592,22 @@ mod tests {
 
     #[test]
     fn kinds_partition_paths() {
+        let kinds: BTreeMap<String, Vec<String>> = [
+            ("class".to_string(), vec!["classes/".to_string()]),
+            (
+                "tutorials".to_string(),
+                vec!["tutorials/".to_string(), "getting_started/".to_string()],
+            ),
+        ]
+        .into();
+        let in_kind = |p: &str, k: &str| in_kind(&kinds, p, k);
         assert!(in_kind("classes/class_node", "class"));
         assert!(!in_kind("classes/class_node", "manual"));
         assert!(in_kind("tutorials/2d/x", "tutorials") && in_kind("tutorials/2d/x", "manual"));
         assert!(in_kind("getting_started/step_by_step/x", "tutorials"));
         assert!(!in_kind("about/faq", "tutorials") && in_kind("about/faq", "manual"));
+        assert_eq!(kind_of_path(&kinds, "classes/class_node"), "class");
+        assert_eq!(kind_of_path(&kinds, "about/faq"), "manual");
     }
 
     #[test]

@@ -516,6 +516,7 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         files: Default::default(),
         content_sha256: String::new(),
         embedding: None,
+        page_kinds: Default::default(),
     };
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],

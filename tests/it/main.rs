@@ -18,6 +18,7 @@ mod embed_tiny;
 mod golden;
 mod layering;
 mod mcp_sdk;
+mod new_site;
 mod normalize_html;
 mod normalize_markdown;
 mod s3;

@@ -26,6 +26,7 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         files: Default::default(),
         content_sha256: String::new(),
         embedding: None,
+        page_kinds: Default::default(),
     }
 }
 

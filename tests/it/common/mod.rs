@@ -401,6 +401,7 @@ pub fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
         product: "synthetic".into(),
         version: "1".into(),
         embedding: None,
+        page_kinds: Default::default(),
     };
     docsnap::artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }
