@@ -680,19 +680,8 @@ pub fn lead_sentence(markdown: &str) -> String {
         if t.starts_with("* ") || t.starts_with("- ") || t.starts_with("**Note") {
             continue;
         }
-        let plain = MD_LINK_TEXT.replace_all(t, "$1");
-        let plain: String = plain
-            .replace(['*', '`'], "")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let end = plain
-            .match_indices(". ")
-            .map(|(i, _)| i + 1)
-            .find(|&i| i >= 20)
-            .unwrap_or(plain.len());
-        let (cut, _) = crate::util::cut(&plain[..end], 200);
-        return cut;
+        let plain = MD_LINK_TEXT.replace_all(t, "$1").replace(['*', '`'], "");
+        return crate::util::first_sentence(&plain, 200);
     }
     String::new()
 }

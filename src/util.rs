@@ -113,6 +113,70 @@ pub fn cut(s: &str, max: usize) -> (String, bool) {
     (head.trim_end().to_string(), true)
 }
 
+/// Text on one line: every run of whitespace becomes one space, ends trimmed.
+pub fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "cf", "approx", "Dr", "Mr", "Mrs", "No", "Fig",
+];
+
+/// First sentence of `text`, cut to at most `max` characters (on a word boundary, with `…`).
+pub fn first_sentence(text: &str, max: usize) -> String {
+    let text = collapse_whitespace(text);
+    let mut end = text.len();
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let mut after = i + c.len_utf8();
+        while let Some(q) = text[after..].chars().next() {
+            if !matches!(q, '”' | '’' | '"' | '\'' | ')' | ']' | '»') {
+                break;
+            }
+            after += q.len_utf8();
+        }
+        if after < bytes.len() && bytes[after] != b' ' {
+            continue;
+        }
+        if c == '.' {
+            let word_start = text[..i].rfind(' ').map_or(0, |p| p + 1);
+            let word = &text[word_start..i];
+            if ABBREVIATIONS.iter().any(|a| word.eq_ignore_ascii_case(a)) {
+                continue;
+            }
+            if word.len() == 1 && word.chars().all(|c| c.is_ascii_alphabetic()) {
+                continue;
+            }
+            // "3.5" style numbers never reach here (no space after); "v. 2" is rare.
+        }
+        end = after;
+        break;
+    }
+    cut_marked(&text[..end], max)
+}
+
+/// [`cut`] to at most `max` characters, ending with `…` when cut (the mark
+/// counts), trailing punctuation of the cut-off clause dropped.
+pub fn cut_marked(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let (head, _) = cut(s, max.saturating_sub(1));
+    let mut out = head.trim_end_matches([' ', ',', ';', ':']).to_string();
+    out.push('…');
+    out
+}
+
 /// Make rustls's ring provider the process's TLS crypto (reqwest is built
 /// without a provider of its own, so that aws-lc's C build stays out of
 /// the tree). Every HTTP client calls this first; later calls find it done.

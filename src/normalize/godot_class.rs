@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::html::{self, sel, Converter, NoHooks, NodeRef};
 use super::NormalizeError;
+use crate::util::collapse_whitespace;
 
 static SEL_ROOT: LazyLock<Selector> = LazyLock::new(|| sel("div[itemprop=articleBody]"));
 static SEL_H1: LazyLock<Selector> = LazyLock::new(|| sel("h1"));
@@ -237,8 +238,8 @@ fn entry_parts(p: ElementRef<'_>) -> EntryParts {
         };
         text_into(c, target);
     }
-    parts.before = html::collapse_ws(&parts.before);
-    parts.after = html::collapse_ws(&parts.after);
+    parts.before = collapse_whitespace(&parts.before);
+    parts.after = collapse_whitespace(&parts.after);
     parts
 }
 

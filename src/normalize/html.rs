@@ -32,6 +32,7 @@ use url::Url;
 
 use super::{NormalizeError, Normalized, PageRules};
 use crate::model::HeadingAnchor;
+use crate::util::{collapse_whitespace, cut_marked, first_sentence};
 
 /// A node of the parsed tree (`ego_tree::NodeRef<Node>`), named without a
 /// direct dependency on `ego_tree`.
@@ -685,18 +686,6 @@ fn code_span(content: &str) -> String {
     s
 }
 
-/// Collapse runs of whitespace to one space and trim.
-pub fn collapse_ws(t: &str) -> String {
-    let mut s = String::with_capacity(t.len());
-    for w in t.split_whitespace() {
-        if !s.is_empty() {
-            s.push(' ');
-        }
-        s.push_str(w);
-    }
-    s
-}
-
 /// Visible text of an element: boilerplate and permalink glyphs left out, whitespace collapsed.
 pub fn plain_text(el: ElementRef<'_>) -> String {
     fn walk(node: NodeRef<'_>, out: &mut String, depth: usize) {
@@ -732,7 +721,7 @@ pub fn plain_text(el: ElementRef<'_>) -> String {
     }
     let mut s = String::new();
     walk(*el, &mut s, 0);
-    collapse_ws(&s)
+    collapse_whitespace(&s)
 }
 
 // ---------------------------------------------------------------------------
@@ -1066,7 +1055,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         let mut raw = String::new();
         pre_text(*el, &mut raw);
         if self.inline_only > 0 {
-            let c = collapse_ws(&raw);
+            let c = collapse_whitespace(&raw);
             if !c.is_empty() {
                 out.raw(&code_span(&c));
             }
@@ -1095,7 +1084,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         pre_text(*el, &mut raw);
         let had_lead = raw.starts_with(char::is_whitespace);
         let had_trail = raw.ends_with(char::is_whitespace);
-        let c = collapse_ws(&raw);
+        let c = collapse_whitespace(&raw);
         if c.is_empty() {
             if had_lead || had_trail {
                 out.space = true;
@@ -1167,7 +1156,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         if src.is_empty() || src.starts_with("data:") {
             return;
         }
-        let alt = collapse_ws(e.attr("alt").unwrap_or(""));
+        let alt = collapse_whitespace(e.attr("alt").unwrap_or(""));
         let mut md = String::with_capacity(alt.len() + src.len() + 8);
         md.push_str("![");
         for c in alt.chars() {
@@ -1192,7 +1181,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         let Some(src) = src.filter(|s| !s.trim().is_empty()) else {
             return;
         };
-        let label = collapse_ws(
+        let label = collapse_whitespace(
             e.attr("aria-label")
                 .or_else(|| e.attr("title"))
                 .unwrap_or(""),
@@ -1276,7 +1265,7 @@ impl<'a, H: Hooks> Converter<'a, H> {
         let label: String = el
             .child_elements()
             .find(|c| is_label(*c))
-            .map(|l| collapse_ws(&l.text().collect::<String>()))
+            .map(|l| collapse_whitespace(&l.text().collect::<String>()))
             .unwrap_or_default();
         let mut sub = Out::default();
         self.nest += 1;
@@ -1775,66 +1764,9 @@ pub fn meta_description(doc: &Html) -> Option<String> {
     [&*SEL_META_DESC, &*SEL_OG_DESC].into_iter().find_map(|s| {
         doc.select(s)
             .filter_map(|m| m.value().attr("content"))
-            .map(collapse_ws)
+            .map(collapse_whitespace)
             .find(|d| !d.is_empty())
     })
-}
-
-const ABBREVIATIONS: &[&str] = &[
-    "e.g", "i.e", "etc", "vs", "cf", "approx", "Dr", "Mr", "Mrs", "No", "Fig",
-];
-
-/// First sentence of `text`, cut to at most `max` characters (on a word boundary, with `…`).
-pub fn first_sentence(text: &str, max: usize) -> String {
-    let text = collapse_ws(text);
-    let mut end = text.len();
-    let bytes = text.as_bytes();
-    for (i, c) in text.char_indices() {
-        if !matches!(c, '.' | '!' | '?') {
-            continue;
-        }
-        let mut after = i + c.len_utf8();
-        while let Some(q) = text[after..].chars().next() {
-            if !matches!(q, '”' | '’' | '"' | '\'' | ')' | ']' | '»') {
-                break;
-            }
-            after += q.len_utf8();
-        }
-        if after < bytes.len() && bytes[after] != b' ' {
-            continue;
-        }
-        if c == '.' {
-            let word_start = text[..i].rfind(' ').map_or(0, |p| p + 1);
-            let word = &text[word_start..i];
-            if ABBREVIATIONS.iter().any(|a| word.eq_ignore_ascii_case(a)) {
-                continue;
-            }
-            if word.len() == 1 && word.chars().all(|c| c.is_ascii_alphabetic()) {
-                continue;
-            }
-            // "3.5" style numbers never reach here (no space after); "v. 2" is rare.
-        }
-        end = after;
-        break;
-    }
-    truncate_chars(&text[..end], max)
-}
-
-/// Cut to at most `max` characters on a word boundary, ending with `…` when cut.
-pub fn truncate_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let budget = max.saturating_sub(1);
-    let cut = s.char_indices().nth(budget).map_or(s.len(), |(i, _)| i);
-    let head = &s[..cut];
-    let head = match head.rfind(' ') {
-        Some(p) if p > budget / 2 => &head[..p],
-        _ => head,
-    };
-    let mut out = head.trim_end_matches([' ', ',', ';', ':']).to_string();
-    out.push('…');
-    out
 }
 
 /// Description from the first substantial paragraph under `root` (plain text, first sentence).
@@ -1969,7 +1901,7 @@ pub fn normalize(
         .unwrap_or_else(|| description_from_paragraphs(root, |p| !in_aside_block(p, root), 200));
     finish(
         title,
-        truncate_chars(&description, 200),
+        cut_marked(&description, 200),
         converted,
         public_url,
         "content element",

@@ -14,6 +14,7 @@ use scraper::{ElementRef, Html, Selector};
 
 use super::html::{self, sel, Action, Hooks};
 use super::{NormalizeError, Normalized, PageRules};
+use crate::util::cut_marked;
 
 static SEL_ROOTS: LazyLock<[Selector; 3]> =
     LazyLock::new(|| [sel("article.doc-article"), sel("main article"), sel("main")]);
@@ -58,7 +59,7 @@ pub fn normalize(
         title = t.split(" | ").next().unwrap_or("").trim().to_string();
     }
     let description = html::meta_description(&doc)
-        .map(|d| html::truncate_chars(&d, 200))
+        .map(|d| cut_marked(&d, 200))
         .unwrap_or_else(|| {
             html::description_from_paragraphs(root, |p| !html::in_aside_block(p, root), 200)
         });

@@ -24,6 +24,7 @@ use crate::markdown::{
     atx_headings, decode_entities, fence_opener, heading_text, FenceLine, FenceTracker,
 };
 use crate::model::HeadingAnchor;
+use crate::util::collapse_whitespace;
 
 /// Renders one component of a family's library; `None` leaves the element
 /// to the next renderer, and finally to plain HTML rendering.
@@ -1410,11 +1411,6 @@ fn lines_after_first_flush(body: &str, common: usize) -> bool {
         .all(|l| leading_ws(l) == common)
 }
 
-/// Collapse all whitespace runs to one space.
-pub(crate) fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// A single paragraph of prose (fits on one list line).
 fn is_simple_paragraph(s: &str) -> bool {
     !s.contains("\n\n")
@@ -1528,7 +1524,7 @@ impl Renderer<'_> {
 
     /// Children as one line of inline Markdown.
     pub(crate) fn inline(&self, nodes: &[Node]) -> String {
-        collapse_ws(&self.render_nodes(nodes, false))
+        collapse_whitespace(&self.render_nodes(nodes, false))
     }
 
     /// Children as plain text (for code): tags dropped, entities decoded,
@@ -1572,7 +1568,7 @@ impl Renderer<'_> {
             "hr" => Out::Block("---".into()),
             "img" => match e.attr("src") {
                 Some(src) if !src.is_empty() => {
-                    let alt = collapse_ws(&e.attr("alt").unwrap_or_default());
+                    let alt = collapse_whitespace(&e.attr("alt").unwrap_or_default());
                     Out::Inline(format!("![{}]({})", alt.replace(['[', ']'], ""), src))
                 }
                 _ => Out::Nothing,
@@ -1589,7 +1585,7 @@ impl Renderer<'_> {
                 Out::Inline(format!("{} ", code_span(&self.plain(&e.children))))
             }
             "code" | "kbd" | "samp" | "tt" | "var" => {
-                Out::Inline(code_span(&collapse_ws(&self.plain(&e.children))))
+                Out::Inline(code_span(&collapse_whitespace(&self.plain(&e.children))))
             }
             "pre" => {
                 let code = self.plain(&e.children);
@@ -1683,7 +1679,7 @@ impl Renderer<'_> {
                 let label = e
                     .attr("title")
                     .or_else(|| e.attr("aria-label"))
-                    .map(|l| collapse_ws(&l).replace(['[', ']'], ""))
+                    .map(|l| collapse_whitespace(&l).replace(['[', ']'], ""))
                     .filter(|l| !l.is_empty());
                 match (src, label) {
                     (Some(src), Some(l)) => Out::Block(format!("[Video: {l}]({})", src.trim())),
@@ -1712,7 +1708,7 @@ impl Renderer<'_> {
                 }
             }
             "div" if e.has_class("tsd-anchor-link") => {
-                let t = collapse_ws(&self.plain(&e.children));
+                let t = collapse_whitespace(&self.plain(&e.children));
                 if t.is_empty() {
                     Out::Nothing
                 } else {
@@ -1792,7 +1788,7 @@ fn collect_rows(r: &Renderer, nodes: &[Node], rows: &mut Vec<Vec<String>>) {
 
 /// Text fit for one Markdown table cell.
 pub(crate) fn table_cell(s: &str) -> String {
-    let s = collapse_ws(s);
+    let s = collapse_whitespace(s);
     let mut out = String::with_capacity(s.len());
     let mut prev = ' ';
     for c in s.chars() {
@@ -1823,7 +1819,7 @@ pub(crate) fn block_or_nothing(s: String) -> Out {
 
 /// `**title**` followed by the content.
 pub(crate) fn titled(title: &str, body: &str) -> String {
-    let title = collapse_ws(title);
+    let title = collapse_whitespace(title);
     match (title.is_empty(), body.is_empty()) {
         (true, _) => body.to_string(),
         (false, true) => format!("**{title}**"),

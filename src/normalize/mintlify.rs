@@ -8,10 +8,10 @@
 //! the same library, so its adapter shares this renderer.
 
 use super::mdx::{
-    self, block_or_nothing, callout, collapse_ws, indent, titled, Dialect, Elem, Node, Out,
-    Renderer,
+    self, block_or_nothing, callout, indent, titled, Dialect, Elem, Node, Out, Renderer,
 };
 use super::{NormalizeError, Normalized};
+use crate::util::collapse_whitespace;
 
 /// Normalize a Mintlify Markdown alternate.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
@@ -111,7 +111,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
             let body = r.block(&e.children);
             let out = match e
                 .attr("caption")
-                .map(|c| collapse_ws(&c))
+                .map(|c| collapse_whitespace(&c))
                 .filter(|c| !c.is_empty())
             {
                 Some(c) if body.is_empty() => format!("*{c}*"),
@@ -125,7 +125,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         "Tree" | "Tree.Folder" | "Tree.File" => {
             block_or_nothing(tree(std::slice::from_ref(&Node::Elem(e.clone())), 0))
         }
-        "Kbd" => Out::Inline(mdx::code_span(&collapse_ws(&r.plain(&e.children)))),
+        "Kbd" => Out::Inline(mdx::code_span(&collapse_whitespace(&r.plain(&e.children)))),
         "SlackInlineMessage" => match e.attr("message") {
             Some(m) => Out::Inline(mdx::code_span(&m)),
             None => Out::Nothing,
@@ -182,7 +182,7 @@ fn step(r: &Renderer, s: &Elem, n: Option<usize>) -> String {
     let body = r.block(&s.children);
     let title = s
         .attr("title")
-        .map(|t| collapse_ws(&t))
+        .map(|t| collapse_whitespace(&t))
         .filter(|t| !t.is_empty());
     let Some(n) = n else {
         return titled(&title.unwrap_or_default(), &body);
@@ -226,7 +226,10 @@ fn card_group(r: &Renderer, e: &Elem) -> String {
 /// `- [title](href): text`. Card titles are h2s without id on the live page, so
 /// they are never Markdown headings.
 fn card(r: &Renderer, e: &Elem) -> String {
-    let title = e.attr("title").map(|t| collapse_ws(&t)).unwrap_or_default();
+    let title = e
+        .attr("title")
+        .map(|t| collapse_whitespace(&t))
+        .unwrap_or_default();
     let href = e.attr("href").unwrap_or_default();
     let body = r.block(&e.children);
     let head = match (title.is_empty(), href.is_empty()) {
@@ -248,7 +251,7 @@ fn card(r: &Renderer, e: &Elem) -> String {
             .lines()
             .any(|l| l.trim_start().starts_with(['-', '*', '|', '>', '#']))
     {
-        let b = collapse_ws(&body);
+        let b = collapse_whitespace(&body);
         return if head.is_empty() {
             format!("- {b}")
         } else {
@@ -266,10 +269,13 @@ fn card(r: &Renderer, e: &Elem) -> String {
 /// and lists it in the table of contents, so it is a section of its own.
 fn update(r: &Renderer, e: &Elem) -> String {
     let body = r.block(&e.children);
-    let label = e.attr("label").map(|l| collapse_ws(&l)).unwrap_or_default();
+    let label = e
+        .attr("label")
+        .map(|l| collapse_whitespace(&l))
+        .unwrap_or_default();
     let mut meta = e
         .attr("description")
-        .map(|d| collapse_ws(&d))
+        .map(|d| collapse_whitespace(&d))
         .unwrap_or_default();
     if let Some(tags) = e.expr("tags") {
         if let Some(mdx::Js::Arr(items)) = mdx::JsParser::new(tags, 0).value() {
@@ -327,7 +333,7 @@ fn field(r: &Renderer, e: &Elem) -> String {
         };
     }
     if !body.contains("\n\n") && !body.contains("```") && !body.contains("\n- ") {
-        return format!("- {head}: {}", collapse_ws(&body));
+        return format!("- {head}: {}", collapse_whitespace(&body));
     }
     format!("- {head}\n\n{}", indent(&body, 2))
 }

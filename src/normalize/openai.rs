@@ -8,10 +8,11 @@
 //! The twins have no description line; the description stays empty.
 
 use super::mdx::{
-    self, block_or_nothing, code_span, collapse_ws, heading_with_id, indent, table_cell, titled,
-    Dialect, Elem, Js, JsParser, Node, Out, Renderer,
+    self, block_or_nothing, code_span, heading_with_id, indent, table_cell, titled, Dialect, Elem,
+    Js, JsParser, Node, Out, Renderer,
 };
 use super::{NormalizeError, Normalized};
+use crate::util::collapse_whitespace;
 
 /// Normalize a developers.openai.com Markdown twin.
 pub fn normalize(body: &str, public_url: &str) -> Result<Normalized, NormalizeError> {
@@ -48,7 +49,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
             match src {
                 Some(s) => Out::Block(format!(
                     "![{}]({s})",
-                    collapse_ws(&e.attr("alt").unwrap_or_default())
+                    collapse_whitespace(&e.attr("alt").unwrap_or_default())
                 )),
                 None => Out::Nothing,
             }
@@ -58,7 +59,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
                 let title = e.attr("title").unwrap_or_else(|| "Video".into());
                 Out::Block(format!(
                     "[Video: {}](https://www.youtube.com/watch?v={id})",
-                    collapse_ws(&title)
+                    collapse_whitespace(&title)
                 ))
             }
             None => Out::Nothing,
@@ -67,7 +68,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
             let label = e.attr("label").unwrap_or_else(|| r.inline(&e.children));
             match e.attr("href") {
                 Some(h) if !label.is_empty() => {
-                    Out::Block(format!("[{}]({h})", collapse_ws(&label)))
+                    Out::Block(format!("[{}]({h})", collapse_whitespace(&label)))
                 }
                 _ if !label.is_empty() => Out::Block(label),
                 _ => Out::Nothing,
@@ -97,7 +98,7 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         }
         // Used as the text of a surrounding Markdown link: stays inline.
         "IconItem" => {
-            let title = collapse_ws(&e.attr("title").unwrap_or_default());
+            let title = collapse_whitespace(&e.attr("title").unwrap_or_default());
             let body = r.inline(&e.children);
             Out::Inline(match (title.is_empty(), body.is_empty()) {
                 (true, _) => body,
@@ -279,7 +280,7 @@ fn example_task(e: &Elem) -> String {
     let prompt = prompt.trim();
     let title = e
         .attr("shortDescription")
-        .map(|t| collapse_ws(&t))
+        .map(|t| collapse_whitespace(&t))
         .filter(|t| !t.is_empty());
     match (title, prompt.is_empty()) {
         (None, true) => String::new(),
@@ -292,7 +293,7 @@ fn example_task(e: &Elem) -> String {
 }
 
 fn pricing_card(r: &Renderer, e: &Elem) -> String {
-    let name = collapse_ws(&e.attr("name").unwrap_or_default());
+    let name = collapse_whitespace(&e.attr("name").unwrap_or_default());
     let mut price = [e.attr("priceEyebrow"), e.attr("price")]
         .into_iter()
         .flatten()
@@ -397,7 +398,7 @@ fn feature_matrix(r: &Renderer, e: &Elem) -> String {
 /// A model card: the live page shows the name as an `h3` with id
 /// `model-<slug>`, so it is a section with that anchor.
 fn model_details(e: &Elem) -> String {
-    let name = collapse_ws(&e.attr("name").unwrap_or_default());
+    let name = collapse_whitespace(&e.attr("name").unwrap_or_default());
     if name.is_empty() {
         return String::new();
     }

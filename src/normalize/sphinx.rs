@@ -17,6 +17,7 @@ use scraper::{ElementRef, Html, Selector};
 
 use super::html::{self, sel, Action, Hooks};
 use super::{NormalizeError, Normalized, PageRules};
+use crate::util::cut_marked;
 
 static SEL_ROOTS: LazyLock<[Selector; 4]> = LazyLock::new(|| {
     [
@@ -170,7 +171,7 @@ pub fn normalize_doc(
         title = title_from_head(doc);
     }
     let description = html::meta_description(doc)
-        .map(|d| html::truncate_chars(&d, 200))
+        .map(|d| cut_marked(&d, 200))
         .unwrap_or_else(|| {
             let d = html::description_from_paragraphs(
                 root,

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Library, LoadedSource, ToolError};
 use crate::normalize::godot_class::{GodotClass, Member};
+use crate::util::collapse_whitespace;
 
 /// Product id of Godot artifacts.
 pub const PRODUCT: &str = "godot";
@@ -261,7 +262,7 @@ impl Library {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
             let snippet = crate::util::cut(
-                &super::flatten_whitespace(super::strip_heading_line(&sec.text)),
+                &collapse_whitespace(super::strip_heading_line(&sec.text)),
                 SNIPPET_CHARS,
             )
             .0;

@@ -66,6 +66,7 @@ struct CursorState {
 /// Product id of LeapView artifacts.
 pub const PRODUCT: &str = "leapview";
 
+use crate::util::collapse_whitespace;
 pub use crate::util::version_key;
 
 impl Library {
@@ -241,7 +242,7 @@ fn decode_cursor(c: &str, key: &str, snapshot: &str) -> Result<usize, ToolError>
 
 /// A window of the section text around the first query word found.
 fn excerpt(text: &str, query: &str) -> String {
-    let flat = super::flatten_whitespace(super::strip_heading_line(text));
+    let flat = collapse_whitespace(super::strip_heading_line(text));
     let lower = flat.to_lowercase();
     let start = query
         .split_whitespace()

@@ -496,11 +496,6 @@ pub(crate) fn strip_heading_line(text: &str) -> &str {
     }
 }
 
-/// Text on one line: every run of whitespace becomes one space.
-pub(crate) fn flatten_whitespace(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// A library of one source made from records in memory (unit tests).
 #[cfg(test)]
 pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library {
