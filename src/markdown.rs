@@ -218,6 +218,36 @@ static INLINE_TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(
     regex::Regex::new(r#"^</?[A-Za-z][A-Za-z0-9._-]*(\s+[^<>]*)?/?>"#).expect("static regex")
 });
 
+/// An inline code span around `s` (trimmed; empty for nothing), with more
+/// backticks than any run inside it, padded when it starts or ends with one.
+pub fn code_span(s: &str) -> String {
+    let s = s.trim();
+    if s.is_empty() {
+        return String::new();
+    }
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    if s.starts_with('`') || s.ends_with('`') {
+        format!("{ticks} {s} {ticks}")
+    } else {
+        format!("{ticks}{s}{ticks}")
+    }
+}
+
+/// A code fence longer than any backtick run in `code` (at least three):
+/// a run anywhere, not only at a line start, so no reader's leniency can
+/// close it early.
+pub fn fence_for(code: &str) -> String {
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// A fenced block around `code` (outer blank lines dropped).
+pub fn fenced(lang: &str, code: &str) -> String {
+    let fence = fence_for(code);
+    format!("{fence}{lang}\n{}\n{fence}", code.trim_matches('\n'))
+}
+
 /// Decode HTML entities (the whole HTML5 table, and numeric references).
 /// Non-breaking and typographic spaces become plain spaces: they carry no
 /// meaning in Markdown and would split words for search. With

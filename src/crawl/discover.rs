@@ -6,6 +6,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::markdown::{FenceLine, FenceTracker};
+
 /// A page a discovery method found, before scope checks and canonicalization.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Candidate {
@@ -39,14 +41,13 @@ static BARE_URL: LazyLock<Regex> = LazyLock::new(|| {
 /// but cannot be read is reported as a warning with its line number.
 pub fn parse_llms_txt(text: &str, base: &url::Url) -> Parsed {
     let mut out = Parsed::default();
-    let mut in_fence = false;
+    let mut fences = FenceTracker::default();
     for (n, line) in text.lines().enumerate() {
         let t = line.trim();
-        if t.starts_with("```") {
-            in_fence = !in_fence;
+        if fences.line(line) != FenceLine::Outside {
             continue;
         }
-        if in_fence || t.is_empty() || t.starts_with('#') || t.starts_with('>') {
+        if t.is_empty() || t.starts_with('#') || t.starts_with('>') {
             continue;
         }
         if let Some(c) = LINK_LINE.captures(line) {

@@ -32,6 +32,7 @@ use url::Url;
 
 use super::{NormalizeError, Normalized, PageRules};
 use crate::model::HeadingAnchor;
+use crate::markdown::{code_span, fence_for};
 use crate::util::{collapse_whitespace, cut_marked, first_sentence};
 
 /// A node of the parsed tree (`ego_tree::NodeRef<Node>`), named without a
@@ -645,46 +646,6 @@ fn tidy_code(raw: &str) -> String {
     out
 }
 
-fn fence_for(code: &str) -> String {
-    let mut longest = 0usize;
-    let mut run = 0usize;
-    for c in code.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat(longest.max(2) + 1)
-}
-
-/// An inline code span for `content` (whitespace already collapsed).
-fn code_span(content: &str) -> String {
-    let mut longest = 0usize;
-    let mut run = 0usize;
-    for c in content.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    let ticks = "`".repeat(longest + 1);
-    let pad = content.starts_with('`') || content.ends_with('`');
-    let mut s = String::with_capacity(content.len() + 2 * ticks.len() + 2);
-    s.push_str(&ticks);
-    if pad {
-        s.push(' ');
-    }
-    s.push_str(content);
-    if pad {
-        s.push(' ');
-    }
-    s.push_str(&ticks);
-    s
-}
 
 /// Visible text of an element: boilerplate and permalink glyphs left out, whitespace collapsed.
 pub fn plain_text(el: ElementRef<'_>) -> String {

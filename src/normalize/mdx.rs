@@ -20,6 +20,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
+pub(crate) use crate::markdown::{code_span, fenced};
 use crate::markdown::{
     atx_headings, decode_entities, fence_opener, heading_text, FenceLine, FenceTracker,
 };
@@ -1430,32 +1431,6 @@ fn is_simple_paragraph(s: &str) -> bool {
 
 static LIST_NUM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\d+[.)]\s").expect("static regex"));
-
-/// An inline code span around `s`, with enough backticks.
-pub(crate) fn code_span(s: &str) -> String {
-    let s = s.trim();
-    if s.is_empty() {
-        return String::new();
-    }
-    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let ticks = "`".repeat(longest + 1);
-    if s.starts_with('`') || s.ends_with('`') {
-        format!("{ticks} {s} {ticks}")
-    } else {
-        format!("{ticks}{s}{ticks}")
-    }
-}
-
-/// A fenced block around `code`, with a fence longer than any inside.
-pub(crate) fn fenced(lang: &str, code: &str) -> String {
-    let longest = code
-        .lines()
-        .map(|l| l.trim_start().bytes().take_while(|&b| b == b'`').count())
-        .max()
-        .unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}{lang}\n{}\n{fence}", code.trim_matches('\n'))
-}
 
 impl Renderer<'_> {
     /// Render sibling nodes: dedent them by their common indentation, place
