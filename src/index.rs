@@ -809,7 +809,7 @@ impl SectionIndex {
         let q = BooleanQuery::new(clauses);
         let top = self
             .searcher
-            .search(&q, &TopDocs::with_limit(limit))
+            .search(&q, &TopDocs::with_limit(limit).order_by_score())
             .map_err(ierr("search"))?;
         Ok(top
             .into_iter()

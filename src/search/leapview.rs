@@ -190,7 +190,7 @@ const TAG_LEN: usize = 16;
 /// HMAC-SHA256 over the cursor payload bound to the snapshot it pages
 /// through, under the process's secret key.
 fn mac(payload: &str, snapshot: &str) -> hmac::Hmac<sha2::Sha256> {
-    use hmac::Mac;
+    use hmac::{KeyInit, Mac};
     let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(cursor_secret())
         .expect("HMAC takes a key of any length");
     m.update(snapshot.as_bytes());
