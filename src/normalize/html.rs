@@ -31,8 +31,8 @@ use scraper::{CaseSensitivity, ElementRef, Html, Node, Selector};
 use url::Url;
 
 use super::{NormalizeError, Normalized, PageRules};
-use crate::model::HeadingAnchor;
 use crate::markdown::{code_span, fence_for};
+use crate::model::HeadingAnchor;
 use crate::util::{collapse_whitespace, cut_marked, first_sentence};
 
 /// A node of the parsed tree (`ego_tree::NodeRef<Node>`), named without a
@@ -645,7 +645,6 @@ fn tidy_code(raw: &str) -> String {
     }
     out
 }
-
 
 /// Visible text of an element: boilerplate and permalink glyphs left out, whitespace collapsed.
 pub fn plain_text(el: ElementRef<'_>) -> String {

@@ -20,10 +20,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{NormalizeError, Normalized};
-pub(crate) use crate::markdown::{code_span, fenced};
 use crate::markdown::{
     atx_headings, decode_entities, fence_opener, heading_text, FenceLine, FenceTracker,
 };
+pub(crate) use crate::markdown::{code_span, fenced};
 use crate::model::HeadingAnchor;
 use crate::util::collapse_whitespace;
 

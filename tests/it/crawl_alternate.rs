@@ -7,10 +7,7 @@ use common::*;
 
 #[test]
 fn html_pages_announcing_markdown_are_read_from_it() {
-    let cfg = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        cfg.path(),
-        r#"
+    let config = r#"
 sources:
   - id: claude-code
     product: claude-code
@@ -26,23 +23,10 @@ sources:
         scope:
           prefixes: ["https://code.claude.com/docs/en/"]
           include: ["/docs/en/(hooks|memory|settings)(\\.md)?$"]
-"#,
-    )
-    .unwrap();
+"#;
     let mirror = Mirror::start(None, &[]);
     let out = tempfile::tempdir().unwrap();
-    let (code, _, err) = run_docsnap(&[
-        "--config",
-        cfg.path().to_str().unwrap(),
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_with_config(&mirror, config, out.path());
     let art = only_artifact(out.path(), "claude-code", "current");
     let pages = read_jsonl(&art.join("pages.jsonl"));
     let urls: Vec<&str> = pages.iter().map(|p| p["url"].as_str().unwrap()).collect();

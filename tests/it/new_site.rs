@@ -90,10 +90,7 @@ fn a_new_sphinx_site_is_added_by_configuration_alone() {
     )
     .unwrap();
 
-    let cfg = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        cfg.path(),
-        r#"
+    let config = r#"
 sources:
   - id: widgetry
     product: widgetry
@@ -109,23 +106,10 @@ sources:
           - sitemap: { url: "https://docs.widgetry.example/en/latest/sitemap.xml" }
         scope:
           prefixes: ["https://docs.widgetry.example/en/latest/"]
-"#,
-    )
-    .unwrap();
+"#;
     let mirror = Mirror::start(Some(root.path()), &[]);
     let out = tempfile::tempdir().unwrap();
-    let (code, _, err) = run_docsnap(&[
-        "--config",
-        cfg.path().to_str().unwrap(),
-        "build",
-        "--mirror",
-        &mirror.url,
-        "--out",
-        out.path().to_str().unwrap(),
-        "--rate",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    build_with_config(&mirror, config, out.path());
 
     let art = only_artifact(out.path(), "widgetry", "latest");
     let pages = read_jsonl(&art.join("pages.jsonl"));

@@ -104,6 +104,26 @@ pub fn build_from_mirror(mirror: &Mirror, out: &Path, sources: &[&str]) {
     build_with(mirror, out, sources, &[]);
 }
 
+/// `docsnap --config FILE build` from the mirror into `out`, rate off, with
+/// `config` (a sources.yaml text) written to a temporary file; asserts
+/// success.
+pub fn build_with_config(mirror: &Mirror, config: &str, out: &Path) {
+    let cfg = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(cfg.path(), config).expect("write config");
+    let (code, _, err) = run_docsnap(&[
+        "--config",
+        cfg.path().to_str().expect("utf-8 path"),
+        "build",
+        "--mirror",
+        &mirror.url,
+        "--out",
+        out.to_str().expect("utf-8 path"),
+        "--rate",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// `docsnap build` of `sources` (all when empty) from the mirror into `out`,
 /// rate off, with `extra` arguments; asserts success and returns stderr
 /// (where the summary is).
