@@ -21,9 +21,9 @@ use regex::Regex;
 
 use super::{NormalizeError, Normalized};
 use crate::markdown::{
-    atx_headings, decode_entities, fence_opener, heading_text, FenceLine, FenceTracker,
+    atx_headings, code_span, decode_entities, fence_opener, fenced, heading_text, FenceLine,
+    FenceTracker,
 };
-pub(crate) use crate::markdown::{code_span, fenced};
 use crate::model::HeadingAnchor;
 use crate::util::collapse_whitespace;
 

@@ -11,6 +11,7 @@ use super::mdx::{
     self, block_or_nothing, callout, indent, titled, Dialect, Elem, Node, Out, Renderer,
 };
 use super::{NormalizeError, Normalized};
+use crate::markdown::code_span;
 use crate::util::collapse_whitespace;
 
 /// Normalize a Mintlify Markdown alternate.
@@ -125,9 +126,9 @@ pub(crate) fn render(r: &Renderer, e: &Elem) -> Option<Out> {
         "Tree" | "Tree.Folder" | "Tree.File" => {
             block_or_nothing(tree(std::slice::from_ref(&Node::Elem(e.clone())), 0))
         }
-        "Kbd" => Out::Inline(mdx::code_span(&collapse_whitespace(&r.plain(&e.children)))),
+        "Kbd" => Out::Inline(code_span(&collapse_whitespace(&r.plain(&e.children)))),
         "SlackInlineMessage" => match e.attr("message") {
-            Some(m) => Out::Inline(mdx::code_span(&m)),
+            Some(m) => Out::Inline(code_span(&m)),
             None => Out::Nothing,
         },
         "Tooltip" | "Badge" | "Mention" => Out::Inline(r.render_nodes(&e.children, false)),
@@ -308,18 +309,18 @@ fn field(r: &Renderer, e: &Elem) -> String {
         .unwrap_or_default();
     let mut facts = Vec::new();
     if let Some(t) = e.attr("type").filter(|t| !t.is_empty()) {
-        facts.push(mdx::code_span(&t));
+        facts.push(code_span(&t));
     }
     if e.flag("required") {
         facts.push("required".to_string());
     }
     if let Some(d) = e.attr("default").filter(|d| !d.is_empty()) {
-        facts.push(format!("default: {}", mdx::code_span(&d)));
+        facts.push(format!("default: {}", code_span(&d)));
     }
     let mut head = if name.is_empty() {
         String::new()
     } else {
-        format!("**{}**", mdx::code_span(&name))
+        format!("**{}**", code_span(&name))
     };
     if !facts.is_empty() {
         head = format!("{head} ({})", facts.join(", ")).trim().to_string();

@@ -8,10 +8,11 @@
 //! The twins have no description line; the description stays empty.
 
 use super::mdx::{
-    self, block_or_nothing, code_span, heading_with_id, indent, table_cell, titled, Dialect, Elem,
-    Js, JsParser, Node, Out, Renderer,
+    self, block_or_nothing, heading_with_id, indent, table_cell, titled, Dialect, Elem, Js,
+    JsParser, Node, Out, Renderer,
 };
 use super::{NormalizeError, Normalized};
+use crate::markdown::{code_span, fenced};
 use crate::util::collapse_whitespace;
 
 /// Normalize a developers.openai.com Markdown twin.
@@ -286,9 +287,9 @@ fn example_task(e: &Elem) -> String {
         (None, true) => String::new(),
         (Some(t), true) => format!("**{t}**"),
         (Some(t), false) if t != prompt => {
-            format!("**{t}**\n\n{}", mdx::fenced("text", prompt))
+            format!("**{t}**\n\n{}", fenced("text", prompt))
         }
-        _ => mdx::fenced("text", prompt),
+        _ => fenced("text", prompt),
     }
 }
 
