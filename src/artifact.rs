@@ -47,6 +47,10 @@ pub struct ArtifactMeta {
     pub embedding: Option<crate::model::EmbeddingInfo>,
     /// The source's named page groups (see [`Manifest::page_kinds`]).
     pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
+    /// See [`Manifest::records_fingerprint`].
+    pub records_fingerprint: Option<String>,
+    /// See [`Manifest::tools`].
+    pub tools: Option<crate::model::ToolSet>,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -251,6 +255,8 @@ pub fn write(
             content_sha256: content.clone(),
             embedding: meta.embedding.clone(),
             page_kinds: meta.page_kinds.clone(),
+            records_fingerprint: meta.records_fingerprint.clone(),
+            tools: meta.tools,
         };
         let mpath = tmp.join("manifest.json");
         let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;
@@ -608,6 +614,8 @@ mod tests {
             version: "v".into(),
             embedding: None,
             page_kinds: Default::default(),
+            records_fingerprint: None,
+            tools: None,
         };
         let page = |md: &str| Page {
             url: "https://d.example/a".into(),

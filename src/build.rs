@@ -140,8 +140,28 @@ pub async fn build_version(
         },
         None => None,
     };
+    // Records of pages answered 304 are reused only when this docsnap and
+    // this configuration would make the same records; otherwise every page
+    // is fetched again (a 304 carries no body to normalize anew).
+    let fingerprint = records_fingerprint(source);
+    let reusable = match &prev {
+        Some(p) if p.manifest.records_fingerprint.as_deref() != Some(fingerprint.as_str()) => {
+            prev_warning = Some(format!(
+                "previous snapshot {} was made by another normalizer or configuration \
+                 (records fingerprint {}, here {}): every page fetched and normalized again",
+                p.dir.display(),
+                p.manifest
+                    .records_fingerprint
+                    .as_deref()
+                    .map_or("absent", |f| &f[..f.len().min(12)]),
+                &fingerprint[..12],
+            ));
+            false
+        }
+        p => p.is_some(),
+    };
     let mut validators = BTreeMap::new();
-    if let Some(p) = &prev {
+    if let (Some(p), true) = (&prev, reusable) {
         for pg in &p.pages {
             validators.insert(
                 pg.url.clone(),
@@ -234,7 +254,7 @@ pub async fn build_version(
     // Pages answered 304 come from the previous snapshot unchanged; their
     // sections and class records are read only if a snapshot is written.
     let mut reused: std::collections::HashSet<String> = std::collections::HashSet::new();
-    if let Some(p) = &prev {
+    if let (Some(p), true) = (&prev, reusable) {
         let not_modified: std::collections::HashSet<&str> = crawled
             .outcomes
             .iter()
@@ -279,11 +299,13 @@ pub async fn build_version(
         .as_ref()
         .filter(|p| {
             writable
+                && reusable
                 && !opts.force
                 && p.manifest.schema_version == crate::model::SCHEMA_VERSION
                 && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
                 && p.manifest.embedding == embedding
                 && p.manifest.page_kinds == source.page_kinds
+                && p.manifest.tools == Some(source.tools)
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
                 // as "unchanged" run after run.
@@ -343,6 +365,8 @@ pub async fn build_version(
             version: version.label.clone(),
             embedding,
             page_kinds: source.page_kinds.clone(),
+            records_fingerprint: Some(fingerprint.clone()),
+            tools: Some(source.tools),
         };
         let t_write = std::time::Instant::now();
         let dir = artifact::write(
@@ -481,6 +505,20 @@ struct PagePipeline {
     class_pages: Option<String>,
     slug: SlugStyle,
     rules: crate::config::PageRules,
+}
+
+/// What decides the records a page body becomes: [`crate::model::RECORDS_VERSION`]
+/// and the parts of the source's entry normalize and section read. Hex sha256.
+fn records_fingerprint(source: &Source) -> String {
+    let basis = serde_json::json!({
+        "records_version": crate::model::RECORDS_VERSION,
+        "family": source.family,
+        "selectors": source.selectors,
+        "class_pages": source.class_pages,
+        "slug": source.slug.unwrap_or(SlugStyle::Github),
+        "max_section_chars": MAX_SECTION_CHARS,
+    });
+    crate::util::sha256_hex(basis.to_string().as_bytes())
 }
 
 /// Worker threads that normalize pages handed to them by the crawl's sink.

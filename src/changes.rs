@@ -635,6 +635,8 @@ mod tests {
                 content_sha256: String::new(),
                 embedding: None,
                 page_kinds: Default::default(),
+                records_fingerprint: None,
+                tools: None,
             },
         }
     }

@@ -49,8 +49,9 @@ pub struct Source {
     pub id: String,
     /// Product id the tools filter on (`claude-code`, `mcp`, `godot`, `leapview`).
     pub product: String,
-    /// Which tool family serves it: `agent-docs`, `godot` or `leapview`.
-    pub tools: String,
+    /// Which tool family serves it: `agent-docs`, `godot` or `leapview`
+    /// (written into every manifest; the server routes by it).
+    pub tools: crate::model::ToolSet,
     /// Which adapter reads its pages.
     pub family: Family,
     /// How the live site derives heading ids from Markdown headings (used when the
@@ -276,13 +277,6 @@ impl Config {
             if !seen.insert(s.id.clone()) {
                 return Err(err(&s.id, "id", "defined twice".into()));
             }
-            if !["agent-docs", "godot", "leapview"].contains(&s.tools.as_str()) {
-                return Err(err(
-                    &s.id,
-                    "tools",
-                    format!("`{}` is not one of agent-docs, godot, leapview", s.tools),
-                ));
-            }
             if s.rate.concurrency == 0 {
                 return Err(err(&s.id, "concurrency", "must be at least 1".into()));
             }
@@ -307,7 +301,7 @@ impl Config {
                 }
             }
             // search_godot_docs' `kind` filter names these groups (seed 001).
-            if s.tools == "godot" {
+            if s.tools == crate::model::ToolSet::Godot {
                 if let Some(k) = ["class", "tutorials"]
                     .iter()
                     .find(|k| !s.page_kinds.contains_key(**k))

@@ -1080,6 +1080,8 @@ mod tests {
                 content_sha256: crate::artifact::content_sha256(&pages),
                 embedding: None,
                 page_kinds: Default::default(),
+                records_fingerprint: None,
+                tools: None,
             },
             pages,
             sections,

@@ -291,11 +291,10 @@ fn run(cli: Cli) -> Result<i32> {
             };
             let mut lib = load_library(&load_from, load_model(cli.model.as_deref())?)?;
             if let Some(v) = &leapview_version {
-                if !lib
-                    .sources
-                    .iter()
-                    .any(|s| s.manifest.product == "leapview" && &s.manifest.version == v)
-                {
+                if !lib.sources.iter().any(|s| {
+                    s.manifest.tool_set() == docsnap::model::ToolSet::Leapview
+                        && &s.manifest.version == v
+                }) {
                     bail!(
                         "--leapview-version {v}: no LeapView {v} artifact under `{}`",
                         artifacts.display()

@@ -96,6 +96,44 @@ pub struct Manifest {
     /// tools that filter by them; empty in artifacts of older builds.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
+    /// Fingerprint of what turned pages into these records: [`RECORDS_VERSION`]
+    /// and the source's family, selectors, class-page prefix, slug style and
+    /// section size. A rebuild reuses records of pages answered 304 only under
+    /// the same fingerprint; absent in artifacts of older builds, which are
+    /// therefore never reused that way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_fingerprint: Option<String>,
+    /// The tool family that serves this artifact (see [`Manifest::tool_set`]
+    /// for artifacts without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolSet>,
+}
+
+/// Which tools serve a source's artifacts (its `tools` in sources.yaml).
+/// Routing goes by this, never by product id, so a new source joins a tool
+/// family by configuration alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolSet {
+    /// `search_docs` and `read_section` (seed 000).
+    AgentDocs,
+    /// `search_godot_docs` and the class tools (seed 001).
+    Godot,
+    /// `docs_search`, one version at a time (seed 003).
+    Leapview,
+}
+
+impl Manifest {
+    /// The tools that serve this artifact. Artifacts written before the
+    /// manifest carried `tools` are routed as their builds' sources.yaml
+    /// did, by the product ids it then gave these families.
+    pub fn tool_set(&self) -> ToolSet {
+        self.tools.unwrap_or(match self.product.as_str() {
+            "godot" => ToolSet::Godot,
+            "leapview" => ToolSet::Leapview,
+            _ => ToolSet::AgentDocs,
+        })
+    }
 }
 
 /// Which model embedded an artifact's sections and where the vectors are: a
@@ -117,6 +155,13 @@ pub struct EmbeddingInfo {
 
 /// Version of the on-disk artifact layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Version of what normalize and section make of a page: bumped whenever the
+/// same page body gives different page, section or class records. A rebuild
+/// keeps the records of pages the site answers 304 for, so without this an
+/// improved normalizer would never reach pages that do not change. The golden
+/// test `records_version_guard` fails when the goldens change and this does not.
+pub const RECORDS_VERSION: u32 = 2;
 
 /// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

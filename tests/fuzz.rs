@@ -1509,6 +1509,8 @@ fn manifest(source: &str, product: &str, version: &str) -> Manifest {
         content_sha256: String::new(),
         embedding: None,
         page_kinds: Default::default(),
+        records_fingerprint: None,
+        tools: None,
     }
 }
 

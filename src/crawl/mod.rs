@@ -291,7 +291,9 @@ pub async fn crawl_version(
             };
             let fetcher = fetcher.clone();
             let scope = scope.clone();
-            let validators = previous.get(&public).cloned().unwrap_or_default();
+            let held = previous.get(&public);
+            let replay_304 = held.is_some();
+            let validators = held.cloned().unwrap_or_default();
             let prefer_md = source.prefer_markdown;
             let root = root.clone();
             let robots = robots.clone();
@@ -302,7 +304,13 @@ pub async fn crawl_version(
                     .clone()
                     .unwrap_or_else(|| relative_path(&root, &public));
                 // Finished by an earlier, interrupted run: not fetched again.
-                if let Some((e, body)) = journal.as_ref().and_then(|j| j.get(&public)) {
+                // A 304 stands only against validators this build still
+                // holds (it has no body; the previous records supply it).
+                let done = journal
+                    .as_ref()
+                    .and_then(|j| j.get(&public))
+                    .filter(|(e, _)| e.status != 304 || replay_304);
+                if let Some((e, body)) = done {
                     let f = fetch::Fetched {
                         status: e.status,
                         final_url: e.final_url,

@@ -55,9 +55,11 @@ impl Library {
             .iter()
             .enumerate()
             .filter(|(_, s)| {
-                let prod = s.manifest.product.as_str();
-                AGENT_DOCS_PRODUCTS.contains(&prod)
-                    && args.product.as_deref().map(|p| p == prod).unwrap_or(true)
+                s.manifest.tool_set() == crate::model::ToolSet::AgentDocs
+                    && args
+                        .product
+                        .as_deref()
+                        .is_none_or(|p| p == s.manifest.product)
             })
             .map(|(i, _)| i)
             .collect();

@@ -16,8 +16,6 @@ use super::{Library, LoadedSource, ToolError};
 use crate::normalize::godot_class::{GodotClass, Member};
 use crate::util::collapse_whitespace;
 
-/// Product id of Godot artifacts.
-pub const PRODUCT: &str = "godot";
 /// Default and largest number of hits.
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
@@ -200,7 +198,7 @@ impl Library {
     fn godot_source(&self) -> Result<usize, ToolError> {
         self.sources
             .iter()
-            .position(|s| s.manifest.product == PRODUCT)
+            .position(|s| s.manifest.tool_set() == crate::model::ToolSet::Godot)
             .ok_or_else(|| ToolError::invalid("no Godot documentation is loaded"))
     }
 

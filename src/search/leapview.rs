@@ -63,9 +63,6 @@ struct CursorState {
     s: String,
 }
 
-/// Product id of LeapView artifacts.
-pub const PRODUCT: &str = "leapview";
-
 use crate::util::collapse_whitespace;
 pub use crate::util::version_key;
 
@@ -73,7 +70,7 @@ impl Library {
     /// The LeapView artifact this server answers from: the configured
     /// version, else the newest loaded.
     pub fn leapview_source(&self) -> Option<usize> {
-        self.served_source(PRODUCT)
+        self.newest_served(|m| m.tool_set() == crate::model::ToolSet::Leapview)
     }
 
     /// Answer `docs_search`.
@@ -130,7 +127,10 @@ impl Library {
                 let pg = &src.pages[h.page];
                 let sec = &src.sections[h.best().section];
                 DocsMatch {
-                    id: format!("{}/{}/{}", PRODUCT, src.manifest.version, pg.path),
+                    id: format!(
+                        "{}/{}/{}",
+                        src.manifest.product, src.manifest.version, pg.path
+                    ),
                     path: pg.path.clone(),
                     title: pg.title.clone(),
                     summary: pg.description.clone(),

@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 use std::path::Path;
 
 use crate::index::SectionIndex;
-use crate::model::{Manifest, Page, Section};
+use crate::model::{Manifest, Page, Section, ToolSet};
 use crate::util::{canonical_page_key, version_key};
 
 /// A tool call that cannot be answered. Both kinds become `isError` tool
@@ -355,12 +355,21 @@ impl Library {
     /// version the server was told to serve (`--leapview-version`), else
     /// the newest version loaded. One rule for every tool that picks one.
     pub fn served_source(&self, product: &str) -> Option<usize> {
-        let pinned = (product == leapview::PRODUCT)
-            .then_some(self.leapview_version.as_deref())
-            .flatten();
+        self.newest_served(|m| m.product == product)
+    }
+
+    /// The served artifact among those `pick` accepts: the newest version,
+    /// or the pinned one (`--leapview-version`) for LeapView's tools.
+    pub fn newest_served(&self, pick: impl Fn(&Manifest) -> bool) -> Option<usize> {
+        let pinned = |m: &Manifest| {
+            (m.tool_set() == ToolSet::Leapview)
+                .then_some(self.leapview_version.as_deref())
+                .flatten()
+        };
         let mut best: Option<usize> = None;
         for (i, s) in self.sources.iter().enumerate() {
-            if s.manifest.product != product || pinned.is_some_and(|v| s.manifest.version != v) {
+            let m = &s.manifest;
+            if !pick(m) || pinned(m).is_some_and(|v| m.version != v) {
                 continue;
             }
             let newer = best.is_none_or(|b| {
@@ -512,6 +521,8 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         content_sha256: String::new(),
         embedding: None,
         page_kinds: Default::default(),
+        records_fingerprint: None,
+        tools: None,
     };
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],

@@ -44,16 +44,17 @@ pub fn current(lib: &LibraryHandle) -> Arc<Library> {
 /// The families that have something to answer from: a family is offered when
 /// at least one artifact of its products is loaded.
 pub fn families_for(lib: &Library) -> Vec<ToolFamily> {
-    let has = |f: &dyn Fn(&str) -> bool| lib.sources.iter().any(|s| f(&s.manifest.product));
+    use crate::model::ToolSet;
+    let has = |t: ToolSet| lib.sources.iter().any(|s| s.manifest.tool_set() == t);
     let mut out = Vec::new();
-    if has(&|p| crate::search::types::AGENT_DOCS_PRODUCTS.contains(&p)) {
-        out.push(ToolFamily::AgentDocs);
-    }
-    if has(&|p| p == crate::search::godot::PRODUCT) {
-        out.push(ToolFamily::Godot);
-    }
-    if has(&|p| p == crate::search::leapview::PRODUCT) {
-        out.push(ToolFamily::Leapview);
+    for (set, family) in [
+        (ToolSet::AgentDocs, ToolFamily::AgentDocs),
+        (ToolSet::Godot, ToolFamily::Godot),
+        (ToolSet::Leapview, ToolFamily::Leapview),
+    ] {
+        if has(set) {
+            out.push(family);
+        }
     }
     if out.is_empty() {
         out.push(ToolFamily::AgentDocs);

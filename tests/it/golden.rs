@@ -163,3 +163,47 @@ golden! {
     leapview_v31_embed: "leapview", "docs.leapview.example", "v3.1/guides/embed.html",
         "https://docs.leapview.example/v3.1/guides/embed";
 }
+
+/// The goldens as they were when [`docsnap::model::RECORDS_VERSION`] was last
+/// set: `<version> <sha256 of the goldens' bodies>`.
+const RECORDED: &str = include_str!("golden/records-version.txt");
+
+/// A change in what normalize and section make of a page must bump
+/// `RECORDS_VERSION`, or rebuilds keep serving the old records of every
+/// page the site answers 304 for. The goldens are the witness: when their
+/// bodies change and the version does not, this fails.
+#[test]
+fn records_version_guard() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/golden");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "goldens missing from {}", dir.display());
+    let mut all = String::new();
+    for p in &names {
+        let text = std::fs::read_to_string(p).unwrap();
+        // The body only: insta's metadata header is not a record.
+        let body = text.splitn(3, "---\n").nth(2).unwrap_or(&text);
+        all.push_str(body);
+    }
+    let sha = docsnap::util::sha256_hex(all.as_bytes());
+    let version = docsnap::model::RECORDS_VERSION;
+    let now = format!("{version} {sha}");
+    let (was_version, was_sha) = RECORDED.trim().split_once(' ').unwrap_or(("?", "?"));
+    assert!(
+        was_sha == sha || was_version != version.to_string(),
+        "the goldens changed but RECORDS_VERSION is still {version}: bump it in src/model.rs \
+         (rebuilds must not reuse records the old normalizer made), then write `{}` \
+         into tests/it/golden/records-version.txt",
+        format_args!("{} {sha}", version + 1),
+    );
+    assert_eq!(
+        RECORDED.trim(),
+        now,
+        "RECORDS_VERSION changed: write `{now}` into tests/it/golden/records-version.txt"
+    );
+}

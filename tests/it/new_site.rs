@@ -9,6 +9,7 @@
 use crate::common;
 
 use common::*;
+use docsnap::serve::ToolFamily;
 
 /// One page of the synthetic site, as Sphinx's default theme lays it out.
 fn page(title: &str, id: &str, sub: (&str, &str), body: &str) -> String {
@@ -38,8 +39,8 @@ fn page(title: &str, id: &str, sub: (&str, &str), body: &str) -> String {
     )
 }
 
-#[test]
-fn a_new_sphinx_site_is_added_by_configuration_alone() {
+/// The synthetic site's mirror folder: three pages and a sitemap.
+fn widgetry_site() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let site = root.path().join("docs.widgetry.example/en/latest");
     std::fs::create_dir_all(site.join("guide")).unwrap();
@@ -90,26 +91,50 @@ fn a_new_sphinx_site_is_added_by_configuration_alone() {
     )
     .unwrap();
 
-    let config = r#"
+    root
+}
+
+/// The site's sources.yaml entry, with `selectors` (YAML lines at the
+/// entry's indentation).
+fn widgetry_config(selectors: &str) -> String {
+    widgetry_config_for("agent-docs", selectors)
+}
+
+/// The same entry, served by the tool family `tools`.
+fn widgetry_config_for(tools: &str, selectors: &str) -> String {
+    let mut c = format!(
+        r#"
 sources:
   - id: widgetry
     product: widgetry
-    tools: agent-docs
+    tools: {tools}
     family: sphinx
-    selectors:
-      content: "div.page-content"
-      remove: ["div.sponsor-note"]
-    versions:
+"#,
+    );
+    c.push_str(selectors);
+    c.push_str(
+        r#"    versions:
       - label: latest
         root: https://docs.widgetry.example/en/latest/
         discovery:
           - sitemap: { url: "https://docs.widgetry.example/en/latest/sitemap.xml" }
         scope:
           prefixes: ["https://docs.widgetry.example/en/latest/"]
-"#;
+"#,
+    );
+    c
+}
+
+const SELECTORS: &str =
+    "    selectors:\n      content: \"div.page-content\"\n      remove: [\"div.sponsor-note\"]\n";
+
+#[test]
+fn a_new_sphinx_site_is_added_by_configuration_alone() {
+    let root = widgetry_site();
+    let config = widgetry_config(SELECTORS);
     let mirror = Mirror::start(Some(root.path()), &[]);
     let out = tempfile::tempdir().unwrap();
-    build_with_config(&mirror, config, out.path());
+    let _ = build_with_config(&mirror, &config, out.path());
 
     let art = only_artifact(out.path(), "widgetry", "latest");
     let pages = read_jsonl(&art.join("pages.jsonl"));
@@ -159,4 +184,115 @@ sources:
     let top = &lib.sources[0].pages[hits[0].page];
     assert!(top.url.ends_with("guide/config.html"), "{}", top.url);
     assert!(hits[0].score >= 0.5, "{}", hits[0].score);
+
+    // Its `tools: agent-docs` routes it to search_docs, under its own
+    // product id (not one of the four the seed names for the filter).
+    assert_eq!(
+        docsnap::serve::families_for(&lib),
+        [ToolFamily::AgentDocs, ToolFamily::Changes]
+    );
+    let args: docsnap::search::types::SearchDocsArgs =
+        serde_json::from_value(serde_json::json!({"query": "gizmo spacing"})).unwrap();
+    let found = lib.search_docs(&args).unwrap();
+    let top = serde_json::to_value(&found).unwrap();
+    assert!(
+        top.to_string().contains("guide/config.html"),
+        "search_docs does not serve the new source: {top}"
+    );
+}
+
+/// A source joins a tool family by its `tools` alone: the same site under
+/// `tools: leapview` is what `docs_search` answers from, whatever its
+/// product id, and search_docs no longer sees it.
+#[test]
+fn tools_in_the_entry_route_a_source_to_its_tool_family() {
+    let root = widgetry_site();
+    let mirror = Mirror::start(Some(root.path()), &[]);
+    let out = tempfile::tempdir().unwrap();
+    let _ = build_with_config(
+        &mirror,
+        &widgetry_config_for("leapview", SELECTORS),
+        out.path(),
+    );
+    let art = only_artifact(out.path(), "widgetry", "latest");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(art.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["tools"], "leapview", "{manifest}");
+
+    let (lib, _) = docsnap::search::Library::load_dir(out.path()).unwrap();
+    assert_eq!(
+        docsnap::serve::families_for(&lib),
+        [ToolFamily::Leapview, ToolFamily::Changes]
+    );
+    let args: docsnap::search::leapview::DocsSearchArgs =
+        serde_json::from_value(serde_json::json!({"query": "flux capacitor"})).unwrap();
+    let r = lib.docs_search(&args).unwrap();
+    assert!(!r.matches.is_empty(), "docs_search found nothing");
+    assert!(
+        r.matches[0].url.contains("guide/install.html"),
+        "{:?}",
+        r.matches
+    );
+    assert!(
+        r.matches[0].id.starts_with("widgetry/latest/"),
+        "{:?}",
+        r.matches[0]
+    );
+    let args: docsnap::search::types::SearchDocsArgs =
+        serde_json::from_value(serde_json::json!({"query": "flux capacitor"})).unwrap();
+    let none = serde_json::to_value(lib.search_docs(&args).unwrap()).unwrap();
+    assert!(
+        !none.to_string().contains("install.html"),
+        "search_docs answers from a leapview-tools source: {none}"
+    );
+}
+
+/// Every snapshot directory of the widgetry source, oldest first.
+fn snapshots(out: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(out.join("widgetry/latest"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("manifest.json").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A rebuild whose pages all come back 304 still applies a changed
+/// configuration: records made under other selectors (or by another
+/// normalizer) are not reused, so the sponsor note dropped by a newly added
+/// `remove` selector leaves the served pages at once, not when the site
+/// next changes them.
+#[test]
+fn a_changed_selector_reaches_pages_the_site_answers_304_for() {
+    let root = widgetry_site();
+    let mirror = Mirror::start(Some(root.path()), &[]);
+    let out = tempfile::tempdir().unwrap();
+    let content_only = "    selectors:\n      content: \"div.page-content\"\n";
+    let _ = build_with_config(&mirror, &widgetry_config(content_only), out.path());
+    let first = snapshots(out.path());
+    assert_eq!(first.len(), 1);
+    let kept = std::fs::read_to_string(first[0].join("pages.jsonl")).unwrap();
+    assert!(kept.contains("Sponsored"), "no remove selector yet: {kept}");
+
+    // The same site, the selector added: a new snapshot without the note.
+    let err = build_with_config(&mirror, &widgetry_config(SELECTORS), out.path());
+    assert!(!err.contains("unchanged: "), "{err}");
+    assert!(err.contains("another normalizer or configuration"), "{err}");
+    let second = snapshots(out.path());
+    assert_eq!(second.len(), 2, "{err}");
+    let pages = read_jsonl(&second[1].join("pages.jsonl"));
+    assert_eq!(pages.len(), 3, "{pages:?}");
+    for p in &pages {
+        assert!(
+            !p["markdown"].as_str().unwrap().contains("Sponsored"),
+            "{p}"
+        );
+    }
+
+    // And with nothing changed since, the rebuild is a no-change one again.
+    let err = build_with_config(&mirror, &widgetry_config(SELECTORS), out.path());
+    assert!(err.contains("unchanged: "), "{err}");
+    assert_eq!(snapshots(out.path()).len(), 2);
 }

@@ -27,6 +27,8 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         content_sha256: String::new(),
         embedding: None,
         page_kinds: Default::default(),
+        records_fingerprint: None,
+        tools: None,
     }
 }
 

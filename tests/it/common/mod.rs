@@ -106,8 +106,8 @@ pub fn build_from_mirror(mirror: &Mirror, out: &Path, sources: &[&str]) {
 
 /// `docsnap --config FILE build` from the mirror into `out`, rate off, with
 /// `config` (a sources.yaml text) written to a temporary file; asserts
-/// success.
-pub fn build_with_config(mirror: &Mirror, config: &str, out: &Path) {
+/// success and returns stderr (where the summary is).
+pub fn build_with_config(mirror: &Mirror, config: &str, out: &Path) -> String {
     let cfg = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(cfg.path(), config).expect("write config");
     let (code, _, err) = run_docsnap(&[
@@ -122,6 +122,7 @@ pub fn build_with_config(mirror: &Mirror, config: &str, out: &Path) {
         "0",
     ]);
     assert_eq!(code, 0, "{err}");
+    err
 }
 
 /// `docsnap build` of `sources` (all when empty) from the mirror into `out`,
@@ -422,6 +423,8 @@ pub fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
         version: "1".into(),
         embedding: None,
         page_kinds: Default::default(),
+        records_fingerprint: None,
+        tools: None,
     };
     docsnap::artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }
