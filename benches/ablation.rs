@@ -299,6 +299,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "monotone_scores" => c.monotone_scores = b(),
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
+        "parts_credit" => c.parts_credit = f(),
         _ => panic!("{key}: not a RankConfig lever"),
     }
 }

@@ -64,6 +64,10 @@ pub struct RankConfig {
     /// `search_docs`: rank factor for pages of a product the query names
     /// ("undo changes the Cursor agent made" is about Cursor).
     pub named_product_boost: f64,
+    /// Credit, in coverage, for a compound query word (`CONNECT_ONE_SHOT`,
+    /// `add_child`) a unit holds only as scattered parts, against 1 for the
+    /// word whole.
+    pub parts_credit: f64,
 }
 
 impl Default for RankConfig {
@@ -80,6 +84,7 @@ impl Default for RankConfig {
             dense_adaptive: 2.0,
             monotone_scores: true,
             named_product_boost: 3.0,
+            parts_credit: 0.85,
         }
     }
 }
@@ -97,6 +102,8 @@ pub struct Scored {
     pub coverage: f64,
     /// Which query groups the unit covers (bit per group).
     pub mask: u64,
+    /// Which of those it holds only as parts, not whole.
+    pub partial: u64,
     pub rank_score: f64,
 }
 
@@ -127,21 +134,31 @@ impl PageHit {
 struct SourceQuery {
     groups: Vec<TermGroup>,
     weights: Vec<f64>,
+    parts_credit: f64,
 }
 
 impl SourceQuery {
-    fn new(src: &LoadedSource, base: &[TermGroup], typos: bool) -> Result<SourceQuery, IndexError> {
-        let groups = if typos {
+    fn new(
+        src: &LoadedSource,
+        base: &[TermGroup],
+        rank: &RankConfig,
+    ) -> Result<SourceQuery, IndexError> {
+        let groups = if rank.typos {
             src.index.correct(base)?
         } else {
             base.to_vec()
         };
         let weights = group_weights(src, &groups)?;
-        Ok(SourceQuery { groups, weights })
+        Ok(SourceQuery {
+            groups,
+            weights,
+            parts_credit: rank.parts_credit,
+        })
     }
 
-    /// Coverage of a set of groups (bit mask), in [0, 1].
-    fn coverage(&self, mask: u64) -> f64 {
+    /// Coverage of a set of groups (bit mask; `partial`: those held only
+    /// as parts), in [0, 1].
+    fn coverage(&self, mask: u64, partial: u64) -> f64 {
         let total: f64 = self.weights.iter().sum();
         if total <= 0.0 {
             return 0.0;
@@ -149,11 +166,17 @@ impl SourceQuery {
         let mut got = 0.0;
         for (i, (g, w)) in self.groups.iter().zip(&self.weights).enumerate() {
             if i < 64 && mask & (1 << i) != 0 {
-                got += if g.corrected {
-                    w * CORRECTED_CREDIT
+                let parts = if partial & (1 << i) != 0 {
+                    self.parts_credit
                 } else {
-                    *w
+                    1.0
                 };
+                got += parts
+                    * if g.corrected {
+                        w * CORRECTED_CREDIT
+                    } else {
+                        *w
+                    };
             }
         }
         got / total
@@ -204,7 +227,7 @@ impl Library {
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let q = SourceQuery::new(src, base, self.rank.typos)?;
+            let q = SourceQuery::new(src, base, &self.rank)?;
             // Units in BM25 order; a unit's score is its best part's.
             let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
             let mut seen: HashMap<usize, ()> = HashMap::new();
@@ -228,13 +251,14 @@ impl Library {
                 }
             }
             let masks = unit_masks(src, &q.groups, &units)?;
-            for ((_, bm25, sec), mask) in units.into_iter().zip(masks) {
+            for ((_, bm25, sec), (mask, partial)) in units.into_iter().zip(masks) {
                 out.push(Scored {
                     source: si,
                     section: sec,
                     bm25,
-                    coverage: q.coverage(mask),
+                    coverage: q.coverage(mask, partial),
                     mask,
+                    partial,
                     rank_score: 0.0,
                 });
             }
@@ -295,9 +319,13 @@ impl Library {
         }
         for h in &mut hits {
             let mask = h.sections.iter().fold(0u64, |m, s| m | s.mask);
+            let whole = h
+                .sections
+                .iter()
+                .fold(0u64, |m, s| m | (s.mask & !s.partial));
             h.coverage = queries
                 .get(&h.source)
-                .map(|q| q.coverage(mask))
+                .map(|q| q.coverage(mask, mask & !whole))
                 .unwrap_or(0.0);
             let best = h.best();
             let gain = (h.coverage - best.coverage).max(0.0);
@@ -370,11 +398,11 @@ impl Library {
                     let q = match queries.entry(si) {
                         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                         std::collections::hash_map::Entry::Vacant(e) => {
-                            e.insert(SourceQuery::new(src, base, self.rank.typos)?)
+                            e.insert(SourceQuery::new(src, base, &self.rank)?)
                         }
                     };
                     let unit = src.unit_of(sec);
-                    let mask = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])?[0];
+                    let (mask, partial) = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])?[0];
                     slot.insert((si, page), hits.len());
                     hits.push(PageHit {
                         source: si,
@@ -383,11 +411,12 @@ impl Library {
                             source: si,
                             section: sec,
                             bm25: 0.0,
-                            coverage: q.coverage(mask),
+                            coverage: q.coverage(mask, partial),
                             mask,
+                            partial,
                             rank_score: 0.0,
                         }],
-                        coverage: q.coverage(mask),
+                        coverage: q.coverage(mask, partial),
                         rank: 0.0,
                         cosine: 0.0,
                         score: 0.0,
@@ -456,12 +485,13 @@ fn round3(x: f64) -> f64 {
 
 /// For each unit (by its first section), which query groups it covers: a
 /// group counts when its whole form or all of its parts occur in any part of
-/// the unit (text, headings, page title or description).
+/// the unit (text, headings, page title or description). The second mask
+/// holds the groups covered by their parts alone.
 fn unit_masks(
     src: &LoadedSource,
     groups: &[TermGroup],
     units: &[(usize, f32, usize)],
-) -> Result<Vec<u64>, IndexError> {
+) -> Result<Vec<(u64, u64)>, IndexError> {
     // Distinct terms to look up, and for each group which term bits it needs.
     let mut terms: Vec<String> = Vec::new();
     let bit = |t: &String, terms: &mut Vec<String>| -> u64 {
@@ -502,15 +532,18 @@ fn unit_masks(
     Ok(term_masks
         .into_iter()
         .map(|have| {
-            let mut mask = 0u64;
+            let (mut mask, mut partial) = (0u64, 0u64);
             for (g, &(whole, atoms)) in needs.iter().enumerate().take(64) {
                 let whole_ok = whole != 0 && have & whole == whole;
                 let atoms_ok = atoms != 0 && have & atoms == atoms;
                 if whole_ok || atoms_ok {
                     mask |= 1 << g;
                 }
+                if atoms_ok && !whole_ok {
+                    partial |= 1 << g;
+                }
             }
-            mask
+            (mask, partial)
         })
         .collect())
 }
@@ -576,6 +609,42 @@ mod tests {
     const A: &str = "https://d.example/a";
     const B: &str = "https://d.example/b";
     const C: &str = "https://d.example/c";
+
+    #[test]
+    fn an_identifier_held_whole_outranks_its_scattered_parts() {
+        // Both units hold `connect`, `one` and `shot`; only A holds the
+        // constant. B is otherwise the stronger match (its words repeat).
+        let lib = library(
+            vec![page(A, "Object"), page(B, "Animation tree")],
+            vec![
+                sec(A, "ConnectFlags", "f", "CONNECT_ONE_SHOT disconnects after one emission.", 0),
+                sec(
+                    B,
+                    "OneShot",
+                    "o",
+                    "One shot nodes play one animation once. Connect a one shot node; the shot ends.",
+                    0,
+                ),
+            ],
+        );
+        let hits = lib
+            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, 0.0)
+            .unwrap();
+        assert_eq!(hits.len(), 2, "{hits:?}");
+        assert_eq!(hits[0].page, 0, "{hits:?}");
+        assert!(hits[1].best().partial != 0 && hits[0].best().partial == 0);
+        assert!(hits[1].coverage < hits[0].coverage, "{hits:?}");
+        // Credited in full, the parts tie the whole word on coverage.
+        let mut full = lib;
+        full.rank.parts_credit = 1.0;
+        let hits = full
+            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, 0.0)
+            .unwrap();
+        assert!(
+            (hits[0].coverage - hits[1].coverage).abs() < 1e-9,
+            "{hits:?}"
+        );
+    }
 
     #[test]
     fn misspelled_words_find_their_nearest_spelling() {
