@@ -230,18 +230,74 @@ impl PartialEq<&str> for HeadingAnchor {
     }
 }
 
-/// The result of normalizing one page.
+/// The result of normalizing one page: its Markdown, rendered once, and the
+/// structure the later stages read instead of scanning that text again.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Normalized {
     pub title: String,
     pub description: String,
     /// Markdown body without the title (h1) line and without the description line.
     pub markdown: String,
-    /// Live-site anchor of each ATX heading of `markdown`, in order, so
-    /// section anchors are the ids the HTML really has. An empty list: every
-    /// anchor is computed with the source's slug style; a heading past the
-    /// end of the list too.
-    pub anchors: Vec<HeadingAnchor>,
+    /// Every ATX heading of `markdown` outside code fences, in order.
+    pub headings: Vec<Heading>,
+}
+
+/// One heading of a normalized page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// The 0-based line of `Normalized::markdown` it is on.
+    pub line: usize,
+    /// 1–6.
+    pub level: u8,
+    /// Its text, inline Markdown (links, emphasis, code marks) removed.
+    pub text: String,
+    /// Where the live page anchors it, so a section links to the id the
+    /// HTML really has.
+    pub anchor: HeadingAnchor,
+}
+
+impl Normalized {
+    /// Assemble a page from an adapter's Markdown and the anchors of its
+    /// headings in order: the headings are read here, once. A heading past
+    /// the end of `anchors` gets [`HeadingAnchor::Slug`] (Markdown adapters
+    /// give only the ids the source fixes, often none); more anchors than
+    /// headings is a converter defect (checked in debug builds, the extra
+    /// ones dropped).
+    pub fn new(
+        title: String,
+        description: String,
+        markdown: String,
+        anchors: Vec<HeadingAnchor>,
+    ) -> Normalized {
+        let atx = crate::markdown::atx_headings(&markdown);
+        debug_assert!(
+            anchors.len() <= atx.len(),
+            "{} anchors for {} headings",
+            anchors.len(),
+            atx.len()
+        );
+        let mut anchors = anchors.into_iter();
+        let headings = atx
+            .into_iter()
+            .map(|h| Heading {
+                line: h.line,
+                level: h.level,
+                text: crate::markdown::heading_text(&h.inline),
+                anchor: anchors.next().unwrap_or(HeadingAnchor::Slug),
+            })
+            .collect();
+        Normalized {
+            title,
+            description,
+            markdown,
+            headings,
+        }
+    }
+
+    /// The anchor of each heading, in order.
+    pub fn anchors(&self) -> Vec<HeadingAnchor> {
+        self.headings.iter().map(|h| h.anchor.clone()).collect()
+    }
 }
 
 /// Hash of a page's content fields (not of its validators or fetch details).

@@ -1,12 +1,14 @@
 //! Stage 3: cut a normalized page into sections, one per heading, so a search
 //! hit can point at `url#anchor` on the live site instead of at a whole page.
 //!
-//! Anchors must be the ids the live HTML carries. HTML adapters hand those ids
-//! over in [`Normalized::anchors`]; for pages read from a Markdown alternate
+//! Section reads the headings normalize found ([`Normalized::headings`]), it
+//! does not parse the Markdown for them again. Anchors must be the ids the
+//! live HTML carries. HTML adapters hand those ids over with each heading;
+//! for pages read from a Markdown alternate
 //! the id is recomputed with the slug algorithm of the site's generator
 //! ([`SlugStyle`], chosen per source in sources.yaml).
 
-use crate::markdown::{atx_headings, heading_text, FenceLine, FenceTracker, SlugStyle, Slugger};
+use crate::markdown::{FenceLine, FenceTracker, SlugStyle, Slugger};
 use crate::model::{HeadingAnchor, Normalized, Section};
 
 /// Cut a page into sections by ATX heading.
@@ -24,7 +26,7 @@ pub fn split(
 ) -> Vec<Section> {
     let url = page_url.split('#').next().unwrap_or(page_url).to_string();
     let lines: Vec<&str> = n.markdown.lines().collect();
-    let headings = atx_headings(&n.markdown);
+    let headings = &n.headings;
     let mut slugger = Slugger::new(slug);
     let mut out: Vec<Section> = Vec::new();
     let mut ordinal: u32 = 0;
@@ -55,11 +57,11 @@ pub fn split(
     // (level, text, anchor) of the headings enclosing the current one.
     let mut stack: Vec<(u8, String, String)> = Vec::new();
     for (idx, h) in headings.iter().enumerate() {
-        let text = heading_text(&h.inline);
+        let text = h.text.clone();
         while stack.last().is_some_and(|(l, _, _)| *l >= h.level) {
             stack.pop();
         }
-        let anchor = match n.anchors.get(idx).unwrap_or(&HeadingAnchor::Slug) {
+        let anchor = match &h.anchor {
             HeadingAnchor::Slug => slugger.slug(&text),
             // No id on the live page: link to the enclosing section instead.
             HeadingAnchor::Unanchored => {
@@ -241,11 +243,10 @@ fn cut_paragraph(block: &str, max_chars: usize) -> Vec<String> {
 mod tests {
     use super::*;
 
+    use crate::markdown::heading_text;
+
     fn n(md: &str) -> Normalized {
-        Normalized {
-            markdown: md.to_string(),
-            ..Default::default()
-        }
+        Normalized::new(String::new(), String::new(), md.to_string(), Vec::new())
     }
 
     #[test]
@@ -343,12 +344,15 @@ mod tests {
     #[test]
     fn split_uses_given_ids_and_skips_empty_lead() {
         let mut doc = n("## A\n\ntext\n\n## B\n\nmore\n\n##### Deep\n\nx\n\n## B");
-        doc.anchors = vec![
+        let given = [
             HeadingAnchor::Id("id-a".into()),
             HeadingAnchor::Slug,
             HeadingAnchor::Unanchored,
             HeadingAnchor::Slug,
         ];
+        for (h, a) in doc.headings.iter_mut().zip(given) {
+            h.anchor = a;
+        }
         let s = split("u", "T", &doc, SlugStyle::Github, 0);
         let anchors: Vec<&str> = s.iter().map(|x| x.anchor.as_str()).collect();
         // No lead; a heading without id takes its parent's anchor; the slugger

@@ -74,7 +74,7 @@ mod tests {
         let src = "# T\n\n## A\n\n##### Deep\n\nx\n";
         let n = normalize(src, "https://cursor.com/docs/t").expect("normalizes");
         assert_eq!(
-            n.anchors,
+            n.anchors(),
             vec![
                 crate::model::HeadingAnchor::Slug,
                 crate::model::HeadingAnchor::Unanchored

@@ -1825,12 +1825,12 @@ pub fn finish(
             why: format!("{empty} is empty"),
         });
     }
-    Ok(Normalized {
+    Ok(Normalized::new(
         title,
         description,
-        markdown: converted.markdown,
-        anchors: converted.anchors,
-    })
+        converted.markdown,
+        converted.anchors,
+    ))
 }
 
 /// Generic page: content from `main article`, else `<main>`, `[role=main]`, `#content-area`,

@@ -97,6 +97,6 @@ mod tests {
             "Intro with [exit codes](https://docs.leapview.example/v3.1/cli/exit-codes).\n\n\
              ## Format\n\n```json\n{\"a\": 1}\n```\n\n> **Tip:** Retry."
         );
-        assert_eq!(n.anchors, vec!["format"]);
+        assert_eq!(n.anchors(), vec!["format"]);
     }
 }

@@ -109,12 +109,12 @@ pub(crate) fn finish(
             why: "no title (no `# heading`, front matter or meta export)".to_string(),
         });
     }
-    Ok(Normalized {
+    Ok(Normalized::new(
         title,
-        description: header.description,
+        header.description,
         markdown,
         anchors,
-    })
+    ))
 }
 
 /// MDX → Markdown with absolute links; heading-id markers still inside.

@@ -378,7 +378,7 @@ mod tests {
             n.markdown,
             "Body [link](https://code.claude.com/docs/en/x)."
         );
-        assert!(n.anchors.is_empty());
+        assert!(n.anchors().is_empty());
     }
 
     #[test]

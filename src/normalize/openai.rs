@@ -474,7 +474,7 @@ mod tests {
             "### gpt-5.5\n\nNewest.\n\n- **Speed**: fast\n\n## Other"
         );
         assert_eq!(
-            n.anchors,
+            n.anchors(),
             vec![
                 crate::model::HeadingAnchor::Id("model-gpt-5.5".to_string()),
                 crate::model::HeadingAnchor::Slug

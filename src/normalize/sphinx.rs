@@ -216,7 +216,7 @@ mod tests {
             "Things are nice, e.g. this one. They are.\n\n## Usage\n\nSee \
              [Node](https://docs.godotengine.org/en/stable/classes/class_node.html#class-node)."
         );
-        assert_eq!(n.anchors, vec!["usage"]);
+        assert_eq!(n.anchors(), vec!["usage"]);
     }
 
     #[test]
@@ -234,7 +234,7 @@ mod tests {
              ### void add_child(a: int)\n\nOverload."
         );
         assert_eq!(
-            n.anchors,
+            n.anchors(),
             vec![
                 "method-descriptions",
                 "class-node-method-add-child",

@@ -205,10 +205,10 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
     }
     let (fence_problems, headings) = scan_markdown(&n.markdown);
     problems.extend(fence_problems);
-    if headings != n.anchors.len() {
+    if headings != n.anchors().len() {
         problems.push(format!(
             "{headings} heading lines but {} anchors",
-            n.anchors.len()
+            n.anchors().len()
         ));
     }
     let ids = ids_of(&doc);
@@ -224,10 +224,10 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
         .iter()
         .filter(|s| s.part == 0 && !(s.ordinal == 0 && s.anchor.is_empty() && s.level == 1))
         .count();
-    if heading_sections != n.anchors.len() {
+    if heading_sections != n.anchors().len() {
         problems.push(format!(
             "section::split made {heading_sections} heading sections for {} anchors",
-            n.anchors.len()
+            n.anchors().len()
         ));
     }
     for s in &sections {
@@ -235,7 +235,7 @@ fn check_page(family: Family, html: &str, n: &Normalized) -> Vec<String> {
             problems.push(format!("section anchor {:?} not in the HTML", s.anchor));
         }
     }
-    for a in &n.anchors {
+    for a in &n.anchors() {
         match a {
             HeadingAnchor::Id(id) if !ids.contains(id) => {
                 problems.push(format!("heading id {id:?} not in the HTML"))
