@@ -16,6 +16,8 @@ use crate::util::sha256_hex;
 
 /// The structured class reference of a Godot artifact.
 pub const CLASSES_FILE: &str = "classes.jsonl";
+/// Incoming links per section and page ([`crate::inlinks::LinkCounts`]).
+pub const LINKS_FILE: &str = "links.json";
 /// Artifact I/O failure, naming the path.
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactError {
@@ -131,6 +133,15 @@ pub fn to_jsonl<T: serde::Serialize>(items: &[T]) -> Result<Vec<u8>, serde_json:
 pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, ArtifactError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
     parse_jsonl(path, &text)
+}
+
+/// Read one JSON document.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ArtifactError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    serde_json::from_slice(&bytes).map_err(|e| ArtifactError::Corrupt {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
 }
 
 fn parse_jsonl<T: serde::de::DeserializeOwned>(

@@ -353,6 +353,15 @@ pub async fn build_version(
             })?;
             vec![(artifact::CLASSES_FILE, bytes)]
         };
+        // Counted once here rather than by every server at start-up.
+        let links = crate::inlinks::count_records(&pages, &sections);
+        extras.push((
+            artifact::LINKS_FILE,
+            serde_json::to_vec(&links).map_err(|source| BuildError::Serialize {
+                what: "link counts",
+                source,
+            })?,
+        ));
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
             let bytes = crate::embed::embed_sections(m, &pages, &sections)?;

@@ -13,6 +13,7 @@ pub mod crawl;
 pub mod diff;
 pub mod embed;
 pub mod index;
+pub mod inlinks;
 pub mod markdown;
 pub mod model;
 pub mod normalize;

@@ -84,14 +84,21 @@ impl LoadedSource {
         let page_of = crate::artifact::page_of(&pages, &sections);
         let index = crate::index::build_in_ram(&pages, &sections, &page_of)
             .expect("an in-memory index of valid records cannot fail");
-        Self::with_index(manifest, pages, sections, index)
+        Self::with_index(manifest, pages, sections, index, None)
     }
 
     /// Load a verified artifact directory with its on-disk index.
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
         let a = crate::artifact::load(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
-        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index);
+        // Counted at build time; older artifacts are counted here.
+        let links = match a.manifest.files.contains_key(crate::artifact::LINKS_FILE) {
+            true => Some(crate::artifact::read_json(
+                &dir.join(crate::artifact::LINKS_FILE),
+            )?),
+            false => None,
+        };
+        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links);
         let classes = dir.join(crate::artifact::CLASSES_FILE);
         if classes.is_file() {
             s.set_classes(crate::artifact::read_jsonl(&classes)?);
@@ -189,31 +196,22 @@ impl LoadedSource {
         pages: Vec<Page>,
         sections: Vec<Section>,
         index: SectionIndex,
+        links: Option<crate::inlinks::LinkCounts>,
     ) -> Self {
-        let mut url_to_page = HashMap::with_capacity(pages.len());
-        for (i, p) in pages.iter().enumerate() {
-            url_to_page.insert(canonical_page_key(&p.url), i);
-        }
-        let mut page_sections = vec![0..0; pages.len()];
-        let mut i = 0;
-        while i < sections.len() {
-            let start = i;
-            let url = &sections[i].url;
-            while i < sections.len() && &sections[i].url == url {
-                i += 1;
-            }
-            if let Some(&p) = url_to_page.get(&canonical_page_key(url)) {
-                page_sections[p] = start..i;
-            }
-        }
+        let url_to_page = crate::inlinks::page_keys(&pages);
+        let page_sections = crate::inlinks::page_ranges(pages.len(), &sections, &url_to_page);
         let mut section_page = vec![0; sections.len()];
         for (p, r) in page_sections.iter().enumerate() {
             for i in r.clone() {
                 section_page[i] = p;
             }
         }
-        let (section_inlinks, page_inlinks) =
-            count_inlinks(&pages, &sections, &page_sections, &url_to_page);
+        let links = links
+            .filter(|l| l.fits(pages.len(), sections.len()))
+            .unwrap_or_else(|| {
+                crate::inlinks::count(&pages, &sections, &page_sections, &url_to_page)
+            });
+        let (section_inlinks, page_inlinks) = (links.sections, links.pages);
         let mut unit_start: Vec<u32> = Vec::with_capacity(sections.len());
         for (i, s) in sections.iter().enumerate() {
             let joins = i > 0 && {
@@ -267,47 +265,6 @@ impl LoadedSource {
             sections: &self.sections[self.page_sections[i].clone()],
         })
     }
-}
-
-static MD_LINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"\]\((https?://[^)\s]+)\)").expect("valid regex")
-});
-
-/// Links between pages of one snapshot, counted per target section and page.
-/// A link from a page to itself does not count.
-fn count_inlinks(
-    pages: &[Page],
-    sections: &[Section],
-    page_sections: &[std::ops::Range<usize>],
-    url_to_page: &HashMap<String, usize>,
-) -> (Vec<u32>, Vec<u32>) {
-    let mut by_anchor: HashMap<(usize, &str), u32> = HashMap::new();
-    let mut page = vec![0u32; pages.len()];
-    for (from, pg) in pages.iter().enumerate() {
-        for c in MD_LINK.captures_iter(&pg.markdown) {
-            let target = c.get(1).map(|m| m.as_str()).unwrap_or("");
-            let (base, frag) = target.split_once('#').unwrap_or((target, ""));
-            let Some(&to) = url_to_page.get(&canonical_page_key(base)) else {
-                continue;
-            };
-            if to == from {
-                continue;
-            }
-            page[to] += 1;
-            *by_anchor.entry((to, frag)).or_insert(0) += 1;
-        }
-    }
-    // Every part of a split section shares its anchor's count.
-    let mut sec = vec![0u32; sections.len()];
-    for (p, r) in page_sections.iter().enumerate() {
-        for i in r.clone() {
-            sec[i] = by_anchor
-                .get(&(p, sections[i].anchor.as_str()))
-                .copied()
-                .unwrap_or(0);
-        }
-    }
-    (sec, page)
 }
 
 /// A page with its sections, as [`Library::find_page`] returns it.
@@ -527,5 +484,89 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    /// The link counts a build writes into `links.json` are what a server
+    /// uses, they equal what it would count itself from the records (as it
+    /// does for artifacts without the file), and a damaged file is refused
+    /// like any other.
+    #[test]
+    fn link_counts_from_the_artifact_equal_those_counted_at_load() {
+        let a = "https://d.example/a";
+        let b = "https://d.example/b";
+        let page = |url: &str, md: &str| Page {
+            url: url.into(),
+            title: "T".into(),
+            description: String::new(),
+            markdown: md.into(),
+            sha256: crate::model::page_hash("T", "", md),
+            path: url.rsplit('/').next().unwrap_or_default().into(),
+            etag: None,
+            last_modified: None,
+        };
+        let sec = |url: &str, anchor: &str| Section {
+            url: url.into(),
+            anchor: anchor.into(),
+            heading_path: vec!["T".into()],
+            level: 2,
+            text: "words".into(),
+            ordinal: 0,
+            part: 0,
+        };
+        let pages = vec![
+            page(a, "See [x](https://d.example/b#x)."),
+            page(b, "Back to [a](https://d.example/a)."),
+        ];
+        let sections = vec![sec(a, ""), sec(b, ""), sec(b, "x")];
+        let meta = crate::artifact::ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            embedding: None,
+            page_kinds: Default::default(),
+            records_fingerprint: None,
+            tools: None,
+        };
+        let want = crate::inlinks::count_records(&pages, &sections);
+        assert_eq!(want.sections, [1, 0, 1]);
+
+        let with = tempfile::tempdir().unwrap();
+        let bytes = serde_json::to_vec(&want).unwrap();
+        let dir = crate::artifact::write(
+            with.path(),
+            &meta,
+            &pages,
+            &sections,
+            &[],
+            &[(crate::artifact::LINKS_FILE, bytes)],
+        )
+        .unwrap();
+        let s = LoadedSource::open(&dir).unwrap();
+        assert_eq!(
+            (s.section_inlinks, s.page_inlinks),
+            (want.sections.clone(), want.pages.clone())
+        );
+
+        let without = tempfile::tempdir().unwrap();
+        let old =
+            crate::artifact::write(without.path(), &meta, &pages, &sections, &[], &[]).unwrap();
+        let s = LoadedSource::open(&old).unwrap();
+        assert_eq!(
+            (s.section_inlinks, s.page_inlinks),
+            (want.sections, want.pages)
+        );
+
+        // Counts that are not the ones the manifest lists are refused.
+        std::fs::write(
+            dir.join(crate::artifact::LINKS_FILE),
+            br#"{"sections":[9,9,9],"pages":[9,9]}"#,
+        )
+        .unwrap();
+        assert!(LoadedSource::open(&dir).is_err());
     }
 }
