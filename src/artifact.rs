@@ -135,13 +135,27 @@ pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>,
     parse_jsonl(path, &text)
 }
 
-/// Read one JSON document.
-pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ArtifactError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    serde_json::from_slice(&bytes).map_err(|e| ArtifactError::Corrupt {
+/// Parse one JSON document read from `path`.
+pub fn parse_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<T, ArtifactError> {
+    serde_json::from_slice(bytes).map_err(|e| ArtifactError::Corrupt {
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+/// Parse JSON lines read from `path`.
+pub fn parse_jsonl_bytes<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<Vec<T>, ArtifactError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ArtifactError::Corrupt {
+        path: path.to_path_buf(),
+        message: "not UTF-8".into(),
+    })?;
+    parse_jsonl(path, text)
 }
 
 fn parse_jsonl<T: serde::de::DeserializeOwned>(
@@ -162,6 +176,13 @@ fn parse_jsonl<T: serde::de::DeserializeOwned>(
 
 /// Every file under `dir`, as relative path (with `/`) → sha256.
 fn hash_tree(dir: &Path) -> Result<BTreeMap<String, String>, ArtifactError> {
+    hash_tree_except(dir, &[])
+}
+
+/// [`hash_tree`], but the files named in `later` are listed with an empty
+/// hash: their caller hashes the bytes it reads to parse them, so each is
+/// read once.
+fn hash_tree_except(dir: &Path, later: &[&str]) -> Result<BTreeMap<String, String>, ArtifactError> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -178,6 +199,10 @@ fn hash_tree(dir: &Path) -> Result<BTreeMap<String, String>, ArtifactError> {
                     .to_string_lossy()
                     .replace('\\', "/");
                 if rel == "manifest.json" || rel.ends_with(".lock") {
+                    continue;
+                }
+                if later.contains(&rel.as_str()) {
+                    out.insert(rel, String::new());
                     continue;
                 }
                 let bytes = std::fs::read(&p).map_err(io(&p))?;
@@ -381,7 +406,17 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, ArtifactError> {
 pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
     let m = read_manifest(dir)?;
     check_schema(dir, &m)?;
-    let actual = hash_tree(dir)?;
+    check_files(dir, &m, &hash_tree(dir)?)?;
+    Ok(m)
+}
+
+/// Every file the manifest lists is there with its sha256 (an empty hash in
+/// `actual`: checked elsewhere), and no other file is.
+fn check_files(
+    dir: &Path,
+    m: &Manifest,
+    actual: &BTreeMap<String, String>,
+) -> Result<(), ArtifactError> {
     for (rel, want) in &m.files {
         match actual.get(rel) {
             None => {
@@ -390,7 +425,7 @@ pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
                     message: "listed in the manifest but missing".into(),
                 })
             }
-            Some(got) if got != want => {
+            Some(got) if !got.is_empty() && got != want => {
                 return Err(ArtifactError::Corrupt {
                     path: dir.join(rel),
                     message: format!("sha256 {got} does not match the manifest's {want}"),
@@ -405,7 +440,147 @@ pub fn verify(dir: &Path) -> Result<Manifest, ArtifactError> {
             message: "not listed in the manifest".into(),
         });
     }
-    Ok(m)
+    Ok(())
+}
+
+/// An artifact as a server holds it: every file verified, each record file
+/// read once (hashed from the bytes that are parsed), and the pages' Markdown
+/// bodies — the bulk of `pages.jsonl`, needed only to hand out a whole page —
+/// left on disk ([`PageBodies`]).
+pub struct Served {
+    pub manifest: Manifest,
+    /// Page records with `markdown` empty.
+    pub pages: Vec<Page>,
+    pub sections: Vec<Section>,
+    pub bodies: PageBodies,
+    /// Verified bytes of the further record files a server parses itself
+    /// ([`CLASSES_FILE`], [`LINKS_FILE`]), when the artifact has them.
+    pub extras: BTreeMap<&'static str, Vec<u8>>,
+}
+
+/// A page record without its body, as [`Served`] parses `pages.jsonl`.
+#[derive(serde::Deserialize)]
+struct PageHead {
+    url: String,
+    title: String,
+    description: String,
+    sha256: String,
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    etag: Option<String>,
+    #[serde(default)]
+    last_modified: Option<String>,
+}
+
+/// Open an artifact directory for serving (see [`Served`]).
+pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
+    const PAGES: &str = "pages.jsonl";
+    const SECTIONS: &str = "sections.jsonl";
+    let manifest = read_manifest(dir)?;
+    check_schema(dir, &manifest)?;
+    let later = [PAGES, SECTIONS, CLASSES_FILE, LINKS_FILE];
+    check_files(dir, &manifest, &hash_tree_except(dir, &later)?)?;
+
+    let path = dir.join(PAGES);
+    let bytes = read_verified(dir, &manifest, PAGES)?;
+    let mut pages = Vec::with_capacity(manifest.counts.pages as usize);
+    let mut lines = Vec::with_capacity(pages.capacity());
+    let mut at = 0usize;
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let start = at;
+        at += line.len() + 1;
+        if line.is_empty() {
+            continue;
+        }
+        let h: PageHead = serde_json::from_slice(line).map_err(|e| ArtifactError::Corrupt {
+            path: path.clone(),
+            message: format!("line {}: {e}", n + 1),
+        })?;
+        lines.push((start as u64, line.len()));
+        pages.push(Page {
+            url: h.url,
+            title: h.title,
+            description: h.description,
+            markdown: String::new(),
+            sha256: h.sha256,
+            path: h.path,
+            etag: h.etag,
+            last_modified: h.last_modified,
+        });
+    }
+    drop(bytes);
+    let sections: Vec<Section> = read_listed_jsonl(dir, &manifest, SECTIONS)?;
+    if pages.len() as u64 != manifest.counts.pages
+        || sections.len() as u64 != manifest.counts.sections
+    {
+        return Err(ArtifactError::Corrupt {
+            path: dir.to_path_buf(),
+            message: "page or section count differs from the manifest".into(),
+        });
+    }
+    let mut extras = BTreeMap::new();
+    for name in [CLASSES_FILE, LINKS_FILE] {
+        if manifest.files.contains_key(name) {
+            extras.insert(name, read_verified(dir, &manifest, name)?);
+        }
+    }
+    // Held open: a page stays readable when its artifact is removed or
+    // replaced while this server still answers from it.
+    let file = std::fs::File::open(&path).map_err(io(&path))?;
+    Ok(Served {
+        manifest,
+        pages,
+        sections,
+        bodies: PageBodies {
+            path,
+            file: std::sync::Mutex::new(file),
+            lines,
+        },
+        extras,
+    })
+}
+
+/// The Markdown bodies of a served artifact's pages, read from its
+/// `pages.jsonl` when asked for.
+pub struct PageBodies {
+    path: PathBuf,
+    file: std::sync::Mutex<std::fs::File>,
+    /// Byte offset and length of each page's line.
+    lines: Vec<(u64, usize)>,
+}
+
+impl PageBodies {
+    /// The body of page `i`, checked against the page's content hash `sha256`
+    /// (verified when the artifact was opened): bytes that changed on disk
+    /// since are refused, never served.
+    pub fn markdown(&self, i: usize, sha256: &str) -> Result<String, ArtifactError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let corrupt = |message: String| ArtifactError::Corrupt {
+            path: self.path.clone(),
+            message,
+        };
+        let &(at, len) = self
+            .lines
+            .get(i)
+            .ok_or_else(|| corrupt(format!("no page {i}")))?;
+        let mut buf = vec![0u8; len];
+        {
+            let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            f.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
+            f.read_exact(&mut buf).map_err(io(&self.path))?;
+        }
+        let p: Page = serde_json::from_slice(&buf)
+            .map_err(|e| corrupt(format!("page {i} changed on disk since it was loaded: {e}")))?;
+        if p.sha256 != sha256
+            || crate::model::page_hash(&p.title, &p.description, &p.markdown) != sha256
+        {
+            return Err(corrupt(format!(
+                "page {i} changed on disk since it was loaded"
+            )));
+        }
+        Ok(p.markdown)
+    }
 }
 
 /// What a build needs first of its previous snapshot: the manifest and the
@@ -426,6 +601,16 @@ pub fn read_listed_jsonl<T: serde::de::DeserializeOwned>(
     manifest: &Manifest,
     name: &str,
 ) -> Result<Vec<T>, ArtifactError> {
+    let bytes = read_verified(dir, manifest, name)?;
+    parse_jsonl_bytes(&dir.join(name), &bytes)
+}
+
+/// The bytes of one file the manifest lists, checked against its sha256.
+pub fn read_verified(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+) -> Result<Vec<u8>, ArtifactError> {
     let path = dir.join(name);
     let Some(want) = manifest.files.get(name) else {
         return Err(ArtifactError::Corrupt {
@@ -441,11 +626,7 @@ pub fn read_listed_jsonl<T: serde::de::DeserializeOwned>(
             message: format!("sha256 {got} does not match the manifest's {want}"),
         });
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| ArtifactError::Corrupt {
-        path: path.clone(),
-        message: "not UTF-8".into(),
-    })?;
-    parse_jsonl(&path, text)
+    Ok(bytes)
 }
 
 /// The manifest and verified pages of an artifact directory.

@@ -344,7 +344,7 @@ impl Library {
         };
         let (text, section) = match anchor.filter(|a| !a.is_empty()) {
             None => (
-                format!("# {}\n\n{}", page.page.title, page.page.markdown),
+                format!("# {}\n\n{}", page.page.title, page.markdown()?),
                 None,
             ),
             Some(a) => {

@@ -39,6 +39,12 @@ impl From<crate::index::IndexError> for ToolError {
     }
 }
 
+impl From<crate::artifact::ArtifactError> for ToolError {
+    fn from(e: crate::artifact::ArtifactError) -> Self {
+        ToolError::Internal(e.to_string())
+    }
+}
+
 impl ToolError {
     /// A bad-argument error.
     pub fn invalid(msg: impl Into<String>) -> Self {
@@ -49,6 +55,8 @@ impl ToolError {
 /// One loaded artifact: a (source, version) snapshot.
 pub struct LoadedSource {
     pub manifest: Manifest,
+    /// Page records. For an artifact opened from disk their `markdown` is
+    /// empty: bodies are read on demand ([`LoadedSource::page_markdown`]).
     pub pages: Vec<Page>,
     pub sections: Vec<Section>,
     /// For each page, the range of its sections in `sections`.
@@ -75,6 +83,8 @@ pub struct LoadedSource {
     /// Member (and enum) anchor → member name, over every class.
     pub member_by_anchor: HashMap<String, String>,
     url_to_page: HashMap<String, usize>,
+    /// Where the pages' bodies are, when they are not in `pages`.
+    bodies: Option<crate::artifact::PageBodies>,
 }
 
 impl LoadedSource {
@@ -87,23 +97,46 @@ impl LoadedSource {
         Self::with_index(manifest, pages, sections, index, None)
     }
 
-    /// Load a verified artifact directory with its on-disk index.
+    /// Load a verified artifact directory with its on-disk index (page
+    /// bodies stay on disk until asked for).
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
-        let a = crate::artifact::load(dir)?;
+        use crate::artifact::{parse_json, parse_jsonl_bytes, CLASSES_FILE, LINKS_FILE};
+        let mut a = crate::artifact::open_served(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
-        // Counted at build time; older artifacts are counted here.
-        let links = match a.manifest.files.contains_key(crate::artifact::LINKS_FILE) {
-            true => Some(crate::artifact::read_json(
-                &dir.join(crate::artifact::LINKS_FILE),
-            )?),
-            false => None,
+        // Counted at build time; older artifacts are counted here, from
+        // their pages' bodies.
+        let links = match a.extras.remove(LINKS_FILE) {
+            Some(b) => parse_json(&dir.join(LINKS_FILE), &b)?,
+            None => {
+                let mut full = a.pages.clone();
+                for (i, p) in full.iter_mut().enumerate() {
+                    p.markdown = a.bodies.markdown(i, &p.sha256)?;
+                }
+                crate::inlinks::count_records(&full, &a.sections)
+            }
         };
+        if !links.fits(a.pages.len(), a.sections.len()) {
+            return Err(crate::artifact::ArtifactError::Corrupt {
+                path: dir.join(LINKS_FILE),
+                message: "link counts do not match the page and section records".into(),
+            });
+        }
+        let links = Some(links);
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links);
-        let classes = dir.join(crate::artifact::CLASSES_FILE);
-        if classes.is_file() {
-            s.set_classes(crate::artifact::read_jsonl(&classes)?);
+        s.bodies = Some(a.bodies);
+        if let Some(b) = a.extras.remove(CLASSES_FILE) {
+            s.set_classes(parse_jsonl_bytes(&dir.join(CLASSES_FILE), &b)?);
         }
         Ok(s)
+    }
+
+    /// The Markdown body of page `i`: from memory, or read from the
+    /// artifact and checked against the page's content hash.
+    pub fn page_markdown(&self, i: usize) -> Result<String, crate::artifact::ArtifactError> {
+        match &self.bodies {
+            Some(b) => b.markdown(i, &self.pages[i].sha256),
+            None => Ok(self.pages[i].markdown.clone()),
+        }
     }
 
     /// Load the artifact's section vectors when `model` made them; otherwise
@@ -239,6 +272,7 @@ impl LoadedSource {
             class_by_url: HashMap::new(),
             member_by_anchor: HashMap::new(),
             url_to_page,
+            bodies: None,
         }
     }
 
@@ -261,6 +295,7 @@ impl LoadedSource {
         let &i = self.url_to_page.get(&canonical_page_key(url))?;
         Some(PageRef {
             source: self,
+            index: i,
             page: &self.pages[i],
             sections: &self.sections[self.page_sections[i].clone()],
         })
@@ -270,8 +305,18 @@ impl LoadedSource {
 /// A page with its sections, as [`Library::find_page`] returns it.
 pub struct PageRef<'a> {
     pub source: &'a LoadedSource,
+    /// The page's number in its source.
+    pub index: usize,
+    /// Its record (`markdown` may be empty: see [`PageRef::markdown`]).
     pub page: &'a Page,
     pub sections: &'a [Section],
+}
+
+impl PageRef<'_> {
+    /// The page's Markdown body.
+    pub fn markdown(&self) -> Result<String, crate::artifact::ArtifactError> {
+        self.source.page_markdown(self.index)
+    }
 }
 
 /// What loading one (source, version) gave: its artifact, if one verified,
@@ -494,9 +539,9 @@ mod link_tests {
     /// The link counts a build writes into `links.json` are what a server
     /// uses, they equal what it would count itself from the records (as it
     /// does for artifacts without the file), and a damaged file is refused
-    /// like any other.
+    /// like any other. Page bodies are read from disk when asked for.
     #[test]
-    fn link_counts_from_the_artifact_equal_those_counted_at_load() {
+    fn link_counts_and_page_bodies_come_from_the_artifact_verified() {
         let a = "https://d.example/a";
         let b = "https://d.example/b";
         let page = |url: &str, md: &str| Page {
@@ -557,9 +602,43 @@ mod link_tests {
             crate::artifact::write(without.path(), &meta, &pages, &sections, &[], &[]).unwrap();
         let s = LoadedSource::open(&old).unwrap();
         assert_eq!(
-            (s.section_inlinks, s.page_inlinks),
-            (want.sections, want.pages)
+            (&s.section_inlinks, &s.page_inlinks),
+            (&want.sections, &want.pages)
         );
+
+        // Page bodies stay on disk and come back whole, checked; bytes that
+        // change on disk after loading are refused, never served; a removed
+        // artifact's pages stay readable while it is served.
+        let s = LoadedSource::open(&dir).unwrap();
+        assert!(s.pages.iter().all(|p| p.markdown.is_empty()));
+        assert_eq!(s.page_markdown(1).unwrap(), pages[1].markdown);
+        assert_eq!(
+            s.find_page(b).unwrap().markdown().unwrap(),
+            pages[1].markdown
+        );
+        let moved = with.path().join("gone");
+        std::fs::rename(&dir, &moved).unwrap();
+        std::fs::remove_dir_all(&moved).unwrap();
+        assert_eq!(s.page_markdown(0).unwrap(), pages[0].markdown);
+        let s = LoadedSource::open(&old).unwrap();
+        let body = old.join("pages.jsonl");
+        let text = std::fs::read_to_string(&body).unwrap();
+        std::fs::write(&body, text.replace("Back to", "Back at")).unwrap();
+        let e = s.page_markdown(1).unwrap_err().to_string();
+        assert!(e.contains("changed on disk"), "{e}");
+        assert_eq!(s.page_markdown(0).unwrap(), pages[0].markdown);
+        let dir = crate::artifact::write(
+            with.path(),
+            &meta,
+            &pages,
+            &sections,
+            &[],
+            &[(
+                crate::artifact::LINKS_FILE,
+                serde_json::to_vec(&want).unwrap(),
+            )],
+        )
+        .unwrap();
 
         // Counts that are not the ones the manifest lists are refused.
         std::fs::write(
