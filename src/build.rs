@@ -733,27 +733,6 @@ pub fn lead_sentence(markdown: &str) -> String {
     String::new()
 }
 
-/// Resolve `--source` ids (empty = all) against the config, in config order.
-pub fn select_sources<'a>(cfg: &'a Config, ids: &[String]) -> Result<Vec<&'a Source>, String> {
-    if ids.is_empty() {
-        return Ok(cfg.sources.iter().collect());
-    }
-    let mut out = Vec::new();
-    for id in ids {
-        match cfg.source(id) {
-            Some(s) => out.push(s),
-            None => {
-                let known: Vec<_> = cfg.sources.iter().map(|s| s.id.as_str()).collect();
-                return Err(format!(
-                    "unknown source `{id}`; sources.yaml defines: {}",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Where sources.yaml is looked for when `--config` is not given.
 pub fn default_config_path() -> PathBuf {
     Path::new("sources.yaml").to_path_buf()

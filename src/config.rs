@@ -161,6 +161,14 @@ fn default_concurrency() -> u32 {
     4
 }
 
+/// A `--source` id sources.yaml does not define.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown source `{id}`; sources.yaml defines: {}", known.join(", "))]
+pub struct UnknownSource {
+    pub id: String,
+    pub known: Vec<String>,
+}
+
 /// CSS selectors used by the HTML adapters.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +265,21 @@ impl Config {
     /// The source with this id.
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)
+    }
+
+    /// Resolve `--source` ids (empty = all) in the order given.
+    pub fn select(&self, ids: &[String]) -> Result<Vec<&Source>, UnknownSource> {
+        if ids.is_empty() {
+            return Ok(self.sources.iter().collect());
+        }
+        ids.iter()
+            .map(|id| {
+                self.source(id).ok_or_else(|| UnknownSource {
+                    id: id.clone(),
+                    known: self.sources.iter().map(|s| s.id.clone()).collect(),
+                })
+            })
+            .collect()
     }
 
     fn validate(&self, text: &str, path: &Path) -> Result<(), ConfigError> {

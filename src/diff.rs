@@ -52,14 +52,19 @@ pub enum Format {
     Json,
 }
 
+/// A `--format` that is not one of text, markdown or json.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format `{0}` (text, markdown or json)")]
+pub struct UnknownFormat(pub String);
+
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
         match s {
             "text" => Ok(Format::Text),
             "markdown" | "md" => Ok(Format::Markdown),
             "json" => Ok(Format::Json),
-            _ => Err(format!("unknown format `{s}` (text, markdown or json)")),
+            _ => Err(UnknownFormat(s.to_string())),
         }
     }
 }

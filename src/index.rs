@@ -392,10 +392,13 @@ impl Fields {
 /// The section schema.
 pub fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
+    // Frequencies, no positions: ranking is BM25 plus coverage and no query
+    // is a phrase, so positions would only make the index bigger to write,
+    // merge, hash at load and read (indexes written with them load the same).
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer(TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            .set_index_option(IndexRecordOption::WithFreqs),
     );
     let sec = b.add_u64_field("sec", FAST | STORED);
     let title = b.add_text_field("title", text.clone());

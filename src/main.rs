@@ -239,7 +239,7 @@ fn run(cli: Cli) -> Result<i32> {
             force,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            let selected = cfg.select(&sources)?;
             let model = load_model(cli.model.as_deref())?;
             let allow_failures = fetch.allow_failures;
             let jobs = fetch.jobs as usize;
@@ -303,7 +303,7 @@ fn run(cli: Cli) -> Result<i32> {
             }
             lib.leapview_version = leapview_version.clone();
             let families = match &tools {
-                Some(t) => ToolFamily::parse_list(t).map_err(anyhow::Error::msg)?,
+                Some(t) => ToolFamily::parse_list(t)?,
                 None => docsnap::serve::families_for(&lib),
             };
             let metrics = Arc::new(docsnap::serve::Metrics::new(
@@ -451,7 +451,7 @@ fn run(cli: Cli) -> Result<i32> {
             report,
         } => {
             let cfg = Config::load(&cli.config)?;
-            let selected = build::select_sources(&cfg, &sources).map_err(anyhow::Error::msg)?;
+            let selected = cfg.select(&sources)?;
             let jobs = fetch.jobs as usize;
             let opts = docsnap::rebuild::RebuildOptions {
                 build: BuildOptions {

@@ -51,9 +51,6 @@ pub enum ToolFamily {
     Changes,
 }
 
-/// Families named by the seeds that this build does not serve yet.
-const PLANNED: [&str; 0] = [];
-
 impl ToolFamily {
     /// Every family this build can serve.
     pub const ALL: &'static [ToolFamily] = &[
@@ -83,7 +80,7 @@ impl ToolFamily {
     }
 
     /// A comma-separated selection (`agent-docs,godot`), duplicates dropped.
-    pub fn parse_list(s: &str) -> Result<Vec<ToolFamily>, String> {
+    pub fn parse_list(s: &str) -> Result<Vec<ToolFamily>, ToolFamilyError> {
         let mut out = Vec::new();
         for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let f: ToolFamily = name.parse()?;
@@ -92,7 +89,7 @@ impl ToolFamily {
             }
         }
         if out.is_empty() {
-            return Err(format!("no tool family given (available: {})", available()));
+            return Err(ToolFamilyError::Empty);
         }
         Ok(out)
     }
@@ -106,24 +103,25 @@ fn available() -> String {
         .join(", ")
 }
 
-impl FromStr for ToolFamily {
-    type Err = String;
+/// A `--tools` selection that names no tool family, or one that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolFamilyError {
+    #[error("unknown tool family '{0}' (available: {list})", list = available())]
+    Unknown(String),
+    #[error("no tool family given (available: {})", available())]
+    Empty,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for ToolFamily {
+    type Err = ToolFamilyError;
+
+    fn from_str(s: &str) -> Result<Self, ToolFamilyError> {
         let s = s.trim().to_ascii_lowercase();
-        if let Some(f) = ToolFamily::ALL.iter().find(|f| f.name() == s) {
-            return Ok(*f);
-        }
-        if PLANNED.contains(&s.as_str()) {
-            return Err(format!(
-                "tool family '{s}' is not available in this build yet (available: {})",
-                available()
-            ));
-        }
-        Err(format!(
-            "unknown tool family '{s}' (available: {})",
-            available()
-        ))
+        ToolFamily::ALL
+            .iter()
+            .find(|f| f.name() == s)
+            .copied()
+            .ok_or(ToolFamilyError::Unknown(s))
     }
 }
 
@@ -334,10 +332,14 @@ mod tests {
             ToolFamily::parse_list("godot,leapview").unwrap(),
             [ToolFamily::Godot, ToolFamily::Leapview]
         );
-        assert!(ToolFamily::parse_list("vim")
-            .unwrap_err()
-            .contains("unknown tool family 'vim'"));
-        assert!(ToolFamily::parse_list("").is_err());
+        let e = ToolFamily::parse_list("vim").unwrap_err();
+        assert_eq!(e, ToolFamilyError::Unknown("vim".into()));
+        assert!(
+            e.to_string()
+                .starts_with("unknown tool family 'vim' (available: agent-docs"),
+            "{e}"
+        );
+        assert_eq!(ToolFamily::parse_list(" , "), Err(ToolFamilyError::Empty));
     }
 
     #[test]
