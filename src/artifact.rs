@@ -40,7 +40,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
 }
 
 /// Identity of an artifact to write.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ArtifactMeta {
     pub source: String,
     pub product: String,
@@ -804,10 +804,7 @@ mod tests {
             source: "s".into(),
             product: "p".into(),
             version: "v".into(),
-            embedding: None,
-            page_kinds: Default::default(),
-            records_fingerprint: None,
-            tools: None,
+            ..Default::default()
         };
         let page = |md: &str| Page {
             url: "https://d.example/a".into(),

@@ -572,25 +572,18 @@ mod link_tests {
             source: "s".into(),
             product: "p".into(),
             version: "v".into(),
-            embedding: None,
-            page_kinds: Default::default(),
-            records_fingerprint: None,
-            tools: None,
+            ..Default::default()
         };
         let want = crate::inlinks::count_records(&pages, &sections);
         assert_eq!(want.sections, [1, 0, 1]);
 
         let with = tempfile::tempdir().unwrap();
-        let bytes = serde_json::to_vec(&want).unwrap();
-        let dir = crate::artifact::write(
-            with.path(),
-            &meta,
-            &pages,
-            &sections,
-            &[],
-            &[(crate::artifact::LINKS_FILE, bytes)],
-        )
-        .unwrap();
+        let write_with_links = || {
+            let bytes = serde_json::to_vec(&want).unwrap();
+            let extras = [(crate::artifact::LINKS_FILE, bytes)];
+            crate::artifact::write(with.path(), &meta, &pages, &sections, &[], &extras).unwrap()
+        };
+        let dir = write_with_links();
         let s = LoadedSource::open(&dir).unwrap();
         assert_eq!(
             (s.section_inlinks, s.page_inlinks),
@@ -627,18 +620,7 @@ mod link_tests {
         let e = s.page_markdown(1).unwrap_err().to_string();
         assert!(e.contains("changed on disk"), "{e}");
         assert_eq!(s.page_markdown(0).unwrap(), pages[0].markdown);
-        let dir = crate::artifact::write(
-            with.path(),
-            &meta,
-            &pages,
-            &sections,
-            &[],
-            &[(
-                crate::artifact::LINKS_FILE,
-                serde_json::to_vec(&want).unwrap(),
-            )],
-        )
-        .unwrap();
+        let dir = write_with_links();
 
         // Counts that are not the ones the manifest lists are refused.
         std::fs::write(

@@ -421,10 +421,7 @@ pub fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
         source: "synthetic".into(),
         product: "synthetic".into(),
         version: "1".into(),
-        embedding: None,
-        page_kinds: Default::default(),
-        records_fingerprint: None,
-        tools: None,
+        ..Default::default()
     };
     docsnap::artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
 }
