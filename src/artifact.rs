@@ -293,6 +293,7 @@ pub fn write(
             page_kinds: meta.page_kinds.clone(),
             records_fingerprint: meta.records_fingerprint.clone(),
             tools: meta.tools,
+            artifact_revision: Some(crate::model::ARTIFACT_REVISION),
         };
         let mpath = tmp.join("manifest.json");
         let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;

@@ -303,6 +303,7 @@ pub async fn build_version(
                 && !opts.force
                 && p.manifest.schema_version == crate::model::SCHEMA_VERSION
                 && p.manifest.tool_version == env!("CARGO_PKG_VERSION")
+                && p.manifest.artifact_revision == Some(crate::model::ARTIFACT_REVISION)
                 && p.manifest.embedding == embedding
                 && p.manifest.page_kinds == source.page_kinds
                 && p.manifest.tools == Some(source.tools)

@@ -637,6 +637,7 @@ mod tests {
                 page_kinds: Default::default(),
                 records_fingerprint: None,
                 tools: None,
+                artifact_revision: None,
             },
         }
     }

@@ -107,6 +107,10 @@ pub struct Manifest {
     /// for artifacts without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolSet>,
+    /// [`ARTIFACT_REVISION`] of the docsnap that wrote it; absent in older
+    /// artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_revision: Option<u32>,
 }
 
 /// Which tools serve a source's artifacts (its `tools` in sources.yaml).
@@ -162,6 +166,14 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// improved normalizer would never reach pages that do not change. The golden
 /// test `records_version_guard` fails when the goldens change and this does not.
 pub const RECORDS_VERSION: u32 = 2;
+
+/// Revision of what a build writes beside the records (index options, derived
+/// files such as `links.json`): bumped whenever the same records would give a
+/// different artifact, so a no-change rebuild replaces a snapshot an older
+/// docsnap wrote instead of keeping it as "unchanged". (The crate version
+/// cannot serve: it moves on releases, not on such changes.) Revision 2:
+/// `links.json`, an index without positions.
+pub const ARTIFACT_REVISION: u32 = 2;
 
 /// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

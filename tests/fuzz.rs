@@ -1511,6 +1511,7 @@ fn manifest(source: &str, product: &str, version: &str) -> Manifest {
         page_kinds: Default::default(),
         records_fingerprint: None,
         tools: None,
+        artifact_revision: None,
     }
 }
 

@@ -525,6 +525,7 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         page_kinds: Default::default(),
         records_fingerprint: None,
         tools: None,
+        artifact_revision: None,
     };
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],

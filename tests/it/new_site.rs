@@ -295,4 +295,29 @@ fn a_changed_selector_reaches_pages_the_site_answers_304_for() {
     let err = build_with_config(&mirror, &widgetry_config(SELECTORS), out.path());
     assert!(err.contains("unchanged: "), "{err}");
     assert_eq!(snapshots(out.path()).len(), 2);
+
+    // A snapshot an older docsnap wrote (another artifact revision) is
+    // replaced, its records reused: the pages come back 304, nothing is
+    // fetched again.
+    let latest = snapshots(out.path()).pop().unwrap();
+    let mpath = latest.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["artifact_revision"] = serde_json::json!(1);
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let err = build_with_config(&mirror, &widgetry_config(SELECTORS), out.path());
+    assert!(!err.contains("unchanged: "), "{err}");
+    assert_eq!(snapshots(out.path()).len(), 3, "{err}");
+    let newest = snapshots(out.path()).pop().unwrap();
+    let outcomes = read_jsonl(&newest.join("crawl.jsonl"));
+    let pages: Vec<_> = outcomes
+        .iter()
+        .filter(|o| {
+            o["url"].as_str().unwrap().ends_with(".html")
+                || o["url"].as_str().unwrap().ends_with('/')
+        })
+        .collect();
+    assert_eq!(pages.len(), 3, "{outcomes:?}");
+    assert!(pages.iter().all(|o| o["status"] == 304), "{outcomes:?}");
+    assert_eq!(read_jsonl(&newest.join("pages.jsonl")).len(), 3);
 }

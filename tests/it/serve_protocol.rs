@@ -29,6 +29,7 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         page_kinds: Default::default(),
         records_fingerprint: None,
         tools: None,
+        artifact_revision: None,
     }
 }
 
