@@ -483,8 +483,14 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
     let later = [PAGES, SECTIONS, CLASSES_FILE, LINKS_FILE];
     check_files(dir, &manifest, &hash_tree_except(dir, &later)?)?;
 
+    // The handle that is hashed is the one held for the bodies: a page stays
+    // readable when its artifact is removed or replaced while this server
+    // still answers from it.
     let path = dir.join(PAGES);
-    let bytes = read_verified(dir, &manifest, PAGES)?;
+    let mut file = std::fs::File::open(&path).map_err(io(&path))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(io(&path))?;
+    check_listed(&path, &manifest, PAGES, &bytes)?;
     let mut pages = Vec::with_capacity(manifest.counts.pages as usize);
     let mut lines = Vec::with_capacity(pages.capacity());
     let mut at = 0usize;
@@ -526,9 +532,6 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
             extras.insert(name, read_verified(dir, &manifest, name)?);
         }
     }
-    // Held open: a page stays readable when its artifact is removed or
-    // replaced while this server still answers from it.
-    let file = std::fs::File::open(&path).map_err(io(&path))?;
     Ok(Served {
         manifest,
         pages,
@@ -613,21 +616,33 @@ pub fn read_verified(
     name: &str,
 ) -> Result<Vec<u8>, ArtifactError> {
     let path = dir.join(name);
-    let Some(want) = manifest.files.get(name) else {
-        return Err(ArtifactError::Corrupt {
-            path,
-            message: "not listed in the manifest".into(),
-        });
-    };
     let bytes = std::fs::read(&path).map_err(io(&path))?;
-    let got = sha256_hex(&bytes);
-    if &got != want {
-        return Err(ArtifactError::Corrupt {
-            path,
-            message: format!("sha256 {got} does not match the manifest's {want}"),
-        });
-    }
+    check_listed(&path, manifest, name, &bytes)?;
     Ok(bytes)
+}
+
+/// `bytes`, read from `path`, are the file `name` the manifest lists with
+/// their sha256.
+fn check_listed(
+    path: &Path,
+    manifest: &Manifest,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), ArtifactError> {
+    let corrupt = |message: String| ArtifactError::Corrupt {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Some(want) = manifest.files.get(name) else {
+        return Err(corrupt("not listed in the manifest".into()));
+    };
+    let got = sha256_hex(bytes);
+    if &got != want {
+        return Err(corrupt(format!(
+            "sha256 {got} does not match the manifest's {want}"
+        )));
+    }
+    Ok(())
 }
 
 /// The manifest and verified pages of an artifact directory.

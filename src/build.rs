@@ -144,24 +144,24 @@ pub async fn build_version(
     // this configuration would make the same records; otherwise every page
     // is fetched again (a 304 carries no body to normalize anew).
     let fingerprint = records_fingerprint(source);
-    let reusable = match &prev {
-        Some(p) if p.manifest.records_fingerprint.as_deref() != Some(fingerprint.as_str()) => {
-            prev_warning = Some(format!(
-                "previous snapshot {} was made by another normalizer or configuration \
-                 (records fingerprint {}, here {}): every page fetched and normalized again",
-                p.dir.display(),
-                p.manifest
-                    .records_fingerprint
-                    .as_deref()
-                    .map_or("absent", |f| &f[..f.len().min(12)]),
-                &fingerprint[..12],
-            ));
-            false
-        }
-        p => p.is_some(),
+    let same_records = |p: &&artifact::PreviousPages| {
+        p.manifest.records_fingerprint.as_deref() == Some(fingerprint.as_str())
     };
+    let reusable = prev.as_ref().filter(same_records);
+    if let (Some(p), None) = (&prev, reusable) {
+        prev_warning = Some(format!(
+            "previous snapshot {} was made by another normalizer or configuration \
+             (records fingerprint {}, here {}): every page fetched and normalized again",
+            p.dir.display(),
+            p.manifest
+                .records_fingerprint
+                .as_deref()
+                .map_or("absent", |f| &f[..f.len().min(12)]),
+            &fingerprint[..12],
+        ));
+    }
     let mut validators = BTreeMap::new();
-    if let (Some(p), true) = (&prev, reusable) {
+    if let Some(p) = reusable {
         for pg in &p.pages {
             validators.insert(
                 pg.url.clone(),
@@ -254,7 +254,7 @@ pub async fn build_version(
     // Pages answered 304 come from the previous snapshot unchanged; their
     // sections and class records are read only if a snapshot is written.
     let mut reused: std::collections::HashSet<String> = std::collections::HashSet::new();
-    if let (Some(p), true) = (&prev, reusable) {
+    if let Some(p) = reusable {
         let not_modified: std::collections::HashSet<&str> = crawled
             .outcomes
             .iter()
@@ -295,11 +295,9 @@ pub async fn build_version(
     // model: that snapshot is the answer. Nothing is re-indexed, re-embedded
     // or written twice (`force` writes a new one anyway).
     let embedding = opts.model.as_deref().map(crate::embed::embedding_info);
-    let unchanged_dir = prev
-        .as_ref()
+    let unchanged_dir = reusable
         .filter(|p| {
             writable
-                && reusable
                 && !opts.force
                 && p.manifest.schema_version == crate::model::SCHEMA_VERSION
                 && p.manifest.tool_version == env!("CARGO_PKG_VERSION")

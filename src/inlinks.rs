@@ -64,14 +64,11 @@ pub fn page_ranges(
     out
 }
 
-/// Count the links of one snapshot. A link from a page to itself does not
-/// count.
-pub fn count(
-    pages: &[Page],
-    sections: &[Section],
-    ranges: &[Range<usize>],
-    keys: &HashMap<String, usize>,
-) -> LinkCounts {
+/// Count the links of one snapshot, records in artifact order. A link from
+/// a page to itself does not count.
+pub fn count_records(pages: &[Page], sections: &[Section]) -> LinkCounts {
+    let keys = page_keys(pages);
+    let ranges = page_ranges(pages.len(), sections, &keys);
     let mut by_anchor: HashMap<(usize, &str), u32> = HashMap::new();
     let mut page = vec![0u32; pages.len()];
     for (from, pg) in pages.iter().enumerate() {
@@ -101,13 +98,6 @@ pub fn count(
         sections: sec,
         pages: page,
     }
-}
-
-/// [`count`] for records in artifact order, maps built here.
-pub fn count_records(pages: &[Page], sections: &[Section]) -> LinkCounts {
-    let keys = page_keys(pages);
-    let ranges = page_ranges(pages.len(), sections, &keys);
-    count(pages, sections, &ranges, &keys)
 }
 
 #[cfg(test)]

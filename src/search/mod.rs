@@ -94,7 +94,8 @@ impl LoadedSource {
         let page_of = crate::artifact::page_of(&pages, &sections);
         let index = crate::index::build_in_ram(&pages, &sections, &page_of)
             .expect("an in-memory index of valid records cannot fail");
-        Self::with_index(manifest, pages, sections, index, None)
+        let links = crate::inlinks::count_records(&pages, &sections);
+        Self::with_index(manifest, pages, sections, index, links)
     }
 
     /// Load a verified artifact directory with its on-disk index (page
@@ -121,7 +122,6 @@ impl LoadedSource {
                 message: "link counts do not match the page and section records".into(),
             });
         }
-        let links = Some(links);
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links);
         s.bodies = Some(a.bodies);
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
@@ -229,7 +229,7 @@ impl LoadedSource {
         pages: Vec<Page>,
         sections: Vec<Section>,
         index: SectionIndex,
-        links: Option<crate::inlinks::LinkCounts>,
+        links: crate::inlinks::LinkCounts,
     ) -> Self {
         let url_to_page = crate::inlinks::page_keys(&pages);
         let page_sections = crate::inlinks::page_ranges(pages.len(), &sections, &url_to_page);
@@ -239,11 +239,6 @@ impl LoadedSource {
                 section_page[i] = p;
             }
         }
-        let links = links
-            .filter(|l| l.fits(pages.len(), sections.len()))
-            .unwrap_or_else(|| {
-                crate::inlinks::count(&pages, &sections, &page_sections, &url_to_page)
-            });
         let (section_inlinks, page_inlinks) = (links.sections, links.pages);
         let mut unit_start: Vec<u32> = Vec::with_capacity(sections.len());
         for (i, s) in sections.iter().enumerate() {

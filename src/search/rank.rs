@@ -403,6 +403,7 @@ impl Library {
                     };
                     let unit = src.unit_of(sec);
                     let (mask, partial) = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])?[0];
+                    let coverage = q.coverage(mask, partial);
                     slot.insert((si, page), hits.len());
                     hits.push(PageHit {
                         source: si,
@@ -411,12 +412,12 @@ impl Library {
                             source: si,
                             section: sec,
                             bm25: 0.0,
-                            coverage: q.coverage(mask, partial),
+                            coverage,
                             mask,
                             partial,
                             rank_score: 0.0,
                         }],
-                        coverage: q.coverage(mask, partial),
+                        coverage,
                         rank: 0.0,
                         cosine: 0.0,
                         score: 0.0,
