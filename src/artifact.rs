@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
 use crate::util::sha256_hex;
+use sha2::{Digest, Sha256};
 
 /// The structured class reference of a Godot artifact.
 pub const CLASSES_FILE: &str = "classes.jsonl";
@@ -205,8 +206,8 @@ fn hash_tree_except(dir: &Path, later: &[&str]) -> Result<BTreeMap<String, Strin
                     out.insert(rel, String::new());
                     continue;
                 }
-                let bytes = std::fs::read(&p).map_err(io(&p))?;
-                out.insert(rel, sha256_hex(&bytes));
+                let file = std::fs::File::open(&p).map_err(io(&p))?;
+                out.insert(rel, crate::util::sha256_reader(file).map_err(io(&p))?);
             }
         }
     }
@@ -488,23 +489,14 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
     // still answers from it.
     let path = dir.join(PAGES);
     let mut file = std::fs::File::open(&path).map_err(io(&path))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(io(&path))?;
-    check_listed(&path, &manifest, PAGES, &bytes)?;
     let mut pages = Vec::with_capacity(manifest.counts.pages as usize);
     let mut lines = Vec::with_capacity(pages.capacity());
-    let mut at = 0usize;
-    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let start = at;
-        at += line.len() + 1;
-        if line.is_empty() {
-            continue;
-        }
+    for_each_listed_line(&path, &mut file, &manifest, PAGES, |n, at, line| {
         let h: PageHead = serde_json::from_slice(line).map_err(|e| ArtifactError::Corrupt {
             path: path.clone(),
-            message: format!("line {}: {e}", n + 1),
+            message: format!("line {n}: {e}"),
         })?;
-        lines.push((start as u64, line.len()));
+        lines.push((at, line.len()));
         pages.push(Page {
             url: h.url,
             title: h.title,
@@ -515,8 +507,8 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
             etag: h.etag,
             last_modified: h.last_modified,
         });
-    }
-    drop(bytes);
+        Ok(())
+    })?;
     let sections: Vec<Section> = read_listed_jsonl(dir, &manifest, SECTIONS)?;
     if pages.len() as u64 != manifest.counts.pages
         || sections.len() as u64 != manifest.counts.sections
@@ -605,8 +597,60 @@ pub fn read_listed_jsonl<T: serde::de::DeserializeOwned>(
     manifest: &Manifest,
     name: &str,
 ) -> Result<Vec<T>, ArtifactError> {
-    let bytes = read_verified(dir, manifest, name)?;
-    parse_jsonl_bytes(&dir.join(name), &bytes)
+    let path = dir.join(name);
+    let mut file = std::fs::File::open(&path).map_err(io(&path))?;
+    let mut out = Vec::new();
+    for_each_listed_line(&path, &mut file, manifest, name, |n, _, line| {
+        out.push(
+            serde_json::from_slice(line).map_err(|e| ArtifactError::Corrupt {
+                path: path.clone(),
+                message: format!("line {n}: {e}"),
+            })?,
+        );
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Stream the lines of `file` (the file `name` the manifest lists) to
+/// `each` — line number from 1, byte offset, bytes without the newline,
+/// empty lines skipped — hashing the same bytes on the way, so a large
+/// record file is read once and never held whole. The sha256 is checked at
+/// the end; when it differs that is the error reported, whatever `each`
+/// said of the (then untrusted) lines, so a flipped byte reads as a flipped
+/// byte and not as a parse error.
+fn for_each_listed_line(
+    path: &Path,
+    file: &mut std::fs::File,
+    manifest: &Manifest,
+    name: &str,
+    mut each: impl FnMut(usize, u64, &[u8]) -> Result<(), ArtifactError>,
+) -> Result<(), ArtifactError> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut hasher = Sha256::new();
+    let mut line = Vec::new();
+    let mut first_error = None;
+    let (mut n, mut at) = (0usize, 0u64);
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(io(path))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&line);
+        n += 1;
+        let start = at;
+        at += read as u64;
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        if !body.is_empty() && first_error.is_none() {
+            if let Err(e) = each(n, start, body) {
+                first_error = Some(e);
+            }
+        }
+    }
+    check_digest(path, manifest, name, &hex::encode(hasher.finalize()))?;
+    first_error.map_or(Ok(()), Err)
 }
 
 /// The bytes of one file the manifest lists, checked against its sha256.
@@ -629,6 +673,17 @@ fn check_listed(
     name: &str,
     bytes: &[u8],
 ) -> Result<(), ArtifactError> {
+    check_digest(path, manifest, name, &sha256_hex(bytes))
+}
+
+/// `got`, the sha256 of the file `name` read from `path`, is the one the
+/// manifest lists.
+fn check_digest(
+    path: &Path,
+    manifest: &Manifest,
+    name: &str,
+    got: &str,
+) -> Result<(), ArtifactError> {
     let corrupt = |message: String| ArtifactError::Corrupt {
         path: path.to_path_buf(),
         message,
@@ -636,8 +691,7 @@ fn check_listed(
     let Some(want) = manifest.files.get(name) else {
         return Err(corrupt("not listed in the manifest".into()));
     };
-    let got = sha256_hex(bytes);
-    if &got != want {
+    if got != want {
         return Err(corrupt(format!(
             "sha256 {got} does not match the manifest's {want}"
         )));
@@ -793,6 +847,70 @@ mod tests {
         fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
             Err(serde::ser::Error::custom("cannot be written"))
         }
+    }
+
+    /// The streamed read of a record file checks the bytes it parsed: every
+    /// line comes back when they match; a changed byte is reported as a
+    /// sha256 mismatch naming the file, even where it also breaks the JSON.
+    #[test]
+    fn record_files_are_streamed_and_checked_against_the_manifest() {
+        let page = |url: &str| Page {
+            url: url.into(),
+            title: "T".into(),
+            description: String::new(),
+            markdown: "body".into(),
+            sha256: crate::model::page_hash("T", "", "body"),
+            path: String::new(),
+            etag: None,
+            last_modified: None,
+        };
+        let sec = |url: &str| Section {
+            url: url.into(),
+            anchor: String::new(),
+            heading_path: vec!["T".into()],
+            level: 1,
+            text: "words".into(),
+            ordinal: 0,
+            part: 0,
+        };
+        let meta = ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            ..Default::default()
+        };
+        let root = tempfile::tempdir().unwrap();
+        let urls = ["https://d.example/a", "https://d.example/b"];
+        let pages: Vec<Page> = urls.iter().map(|u| page(u)).collect();
+        let sections: Vec<Section> = urls.iter().map(|u| sec(u)).collect();
+        let dir = write(root.path(), &meta, &pages, &sections, &[], &[]).unwrap();
+
+        let served = open_served(&dir).unwrap();
+        let got: Vec<&str> = served.sections.iter().map(|s| s.url.as_str()).collect();
+        assert_eq!(got, urls);
+        let got: Vec<&str> = served.pages.iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(got, urls);
+        assert_eq!(served.bodies.markdown(1, &pages[1].sha256).unwrap(), "body");
+
+        for (name, from, to) in [
+            ("sections.jsonl", "words", "wordz"),
+            ("sections.jsonl", "\"url\"", "\"ur\u{7f}\""),
+            ("pages.jsonl", "d.example/b", "d.example/c"),
+        ] {
+            let path = dir.join(name);
+            let original = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
+            let err = open_served(&dir)
+                .err()
+                .expect("a changed record file is refused");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(name) && msg.contains("does not match the manifest"),
+                "{name} {from}->{to}: {msg}"
+            );
+            std::fs::write(&path, original).unwrap();
+        }
+        assert!(open_served(&dir).is_ok());
     }
 
     #[test]

@@ -7,6 +7,22 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Hex sha256 of everything `r` yields, read through one small buffer: a
+/// large file is hashed without holding it in memory (allocating and
+/// zeroing tens of megabytes cost more at start-up than the hashing).
+pub fn sha256_reader(mut r: impl std::io::Read) -> std::io::Result<String> {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(hex::encode(h.finalize())),
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A key under which every spelling of a page URL is the same: no fragment, no
 /// query, no `.md`/`.html`/`index.html` suffix, no trailing slash, percent-decoded
 /// path, lower-case host, `http` = `https`.
