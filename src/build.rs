@@ -696,38 +696,36 @@ fn normalize_one(pipeline: &PagePipeline, f: &FetchedPage) -> Result<PageRecords
     Ok((page, sections, class))
 }
 
-static MD_LINK_TEXT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"!?\[([^\]]*)\]\([^)]*\)").expect("valid regex")
-});
-
 /// The first sentence of the page's first prose paragraph (at most 200
-/// characters), for pages whose site gives no description.
+/// characters), for pages whose site gives no description. Prose is a
+/// paragraph at the top level (not in a list, quote or table; code is no
+/// paragraph) that starts with a word, emphasis, a link or code — not an
+/// image, markup or a "**Note**" callout — read as pulldown-cmark renders
+/// its text.
 pub fn lead_sentence(markdown: &str) -> String {
-    let mut fences = crate::markdown::FenceTracker::default();
-    for para in markdown.split("\n\n") {
-        // A paragraph that opens, holds or closes fenced code is not prose
-        // (every line goes through the tracker, so the fence state is kept).
-        let code = para.lines().fold(false, |code, line| {
-            (fences.line(line) != crate::markdown::FenceLine::Outside) | code
-        });
-        if code {
-            continue;
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut depth = 0usize;
+    let mut text: Option<String> = None;
+    for (event, range) in Parser::new_ext(markdown, Options::ENABLE_TABLES).into_offset_iter() {
+        match (&mut text, event) {
+            (None, Event::Start(Tag::Paragraph)) if depth == 0 => {
+                let src = markdown[range].trim_start();
+                let first = src.chars().next().unwrap_or(' ');
+                let starts_as_prose = first.is_alphanumeric() || "*_[`".contains(first);
+                if starts_as_prose && !src.starts_with("**Note") {
+                    text = Some(String::new());
+                }
+                depth += 1;
+            }
+            (None, Event::Start(_)) => depth += 1,
+            (None, Event::End(_)) => depth = depth.saturating_sub(1),
+            (Some(t), Event::Text(s) | Event::Code(s)) => t.push_str(&s),
+            (Some(t), Event::SoftBreak | Event::HardBreak) => t.push(' '),
+            (Some(t), Event::End(TagEnd::Paragraph)) => {
+                return crate::util::first_sentence(t, 200);
+            }
+            _ => {}
         }
-        let t = para.trim();
-        let first = t.chars().next().unwrap_or(' ');
-        if !(first.is_alphanumeric()
-            || first == '*'
-            || first == '_'
-            || first == '['
-            || first == '`')
-        {
-            continue;
-        }
-        if t.starts_with("* ") || t.starts_with("- ") || t.starts_with("**Note") {
-            continue;
-        }
-        let plain = MD_LINK_TEXT.replace_all(t, "$1").replace(['*', '`'], "");
-        return crate::util::first_sentence(&plain, 200);
     }
     String::new()
 }
@@ -762,6 +760,9 @@ mod tests {
             "The Model Context Protocol lets servers expose tools."
         );
         assert_eq!(lead_sentence("# only heading"), "");
+        // Quotes, tables, images, callouts and indented code are not the lead.
+        let md = "> quoted. text\n\n| a | b |\n|---|---|\n| c | d |\n\n![shot](s.png)\n\n**Note:** aside.\n\n    indented code.\n\n*Tools* let `agents` act. More.";
+        assert_eq!(lead_sentence(md), "Tools let agents act.");
     }
 
     #[test]

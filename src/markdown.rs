@@ -125,98 +125,27 @@ fn is_mark(c: char) -> bool {
 
 /// The text a heading renders to, which is what generators slug: inline code
 /// without backticks, link and image text without targets, no emphasis
-/// markers, no HTML tags, backslash escapes resolved.
+/// markers, no HTML tags, backslash escapes and entities resolved — as
+/// pulldown-cmark reads the inline Markdown.
 pub fn heading_text(inline: &str) -> String {
-    heading_text_at(inline, 0)
-}
-
-/// Link texts nested deeper than this are kept as written: a hostile
-/// heading of thousands of nested links must neither overflow the stack nor
-/// take time quadratic in its depth.
-const MAX_LINK_NESTING: usize = 32;
-
-fn heading_text_at(inline: &str, depth: usize) -> String {
-    if depth > MAX_LINK_NESTING {
-        return inline.to_string();
-    }
+    use pulldown_cmark::{Event, Options, Parser};
+    // Read as the content of an ATX heading, so a leading `-`, `1.` or `>`
+    // stays text instead of opening a list or a quote.
+    let source = format!("# {}", inline.replace(['\n', '\r'], " "));
     let mut out = String::with_capacity(inline.len());
-    let chars: Vec<char> = inline.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' if i + 1 < chars.len() && chars[i + 1].is_ascii_punctuation() => {
-                out.push(chars[i + 1]);
-                i += 2;
-            }
-            '`' => {
-                let run = count_run(&chars, i, '`');
-                if let Some(end) = find_run(&chars, i + run, '`', run) {
-                    let code: String = chars[i + run..end].iter().collect();
-                    let code = if code.len() > 2 && code.starts_with(' ') && code.ends_with(' ') {
-                        code[1..code.len() - 1].to_string()
-                    } else {
-                        code
-                    };
-                    out.push_str(&code);
-                    i = end + run;
-                } else {
-                    for _ in 0..run {
-                        out.push('`');
-                    }
-                    i += run;
-                }
-            }
-            '!' if chars.get(i + 1) == Some(&'[') => {
-                i += 1;
-            }
-            '[' => {
-                // `[text](target)` → text; a bare `[` stays.
-                if let Some(close) = matching_bracket(&chars, i) {
-                    if chars.get(close + 1) == Some(&'(') {
-                        if let Some(paren) = matching_paren(&chars, close + 1) {
-                            let text: String = chars[i + 1..close].iter().collect();
-                            out.push_str(&heading_text_at(&text, depth + 1));
-                            i = paren + 1;
-                            continue;
-                        }
-                    }
-                }
-                out.push('[');
-                i += 1;
-            }
-            '<' => {
-                // Drop inline HTML tags, keep their text.
-                let rest: String = chars[i..chars.len().min(i + 400)].iter().collect();
-                if let Some(m) = INLINE_TAG.find(&rest) {
-                    i += m.as_str().chars().count();
-                } else {
-                    out.push('<');
-                    i += 1;
-                }
-            }
-            '*' => i += 1,
-            '_' => {
-                let prev_word = i > 0 && chars[i - 1].is_alphanumeric();
-                let next_word = chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
-                if prev_word && next_word {
-                    out.push('_');
-                }
-                i += 1;
-            }
-            '~' if chars.get(i + 1) == Some(&'~') => i += 2,
-            _ => {
-                out.push(c);
-                i += 1;
-            }
+    for event in Parser::new_ext(&source, Options::ENABLE_STRIKETHROUGH) {
+        match event {
+            Event::Text(t) | Event::Code(t) => out.push_str(&t),
+            Event::SoftBreak | Event::HardBreak => out.push(' '),
+            _ => {}
         }
     }
-    decode_entities(out.trim(), false).into_owned()
+    // Non-breaking and typographic spaces are spaces (as in
+    // [`decode_entities`]).
+    out.replace(['\u{a0}', '\u{2002}', '\u{2003}', '\u{2009}'], " ")
+        .trim()
+        .to_string()
 }
-
-static INLINE_TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r#"^</?[A-Za-z][A-Za-z0-9._-]*(\s+[^<>]*)?/?>"#).expect("static regex")
-});
 
 /// An inline code span around `s` (trimmed; empty for nothing), with more
 /// backticks than any run inside it, padded when it starts or ends with one.
@@ -277,64 +206,6 @@ static ENTITY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r"&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
         .expect("static regex")
 });
-
-fn count_run(chars: &[char], at: usize, c: char) -> usize {
-    chars[at..].iter().take_while(|&&x| x == c).count()
-}
-
-/// Start of the next run of exactly `len` `c`s at or after `from`.
-fn find_run(chars: &[char], from: usize, c: char, len: usize) -> Option<usize> {
-    let mut j = from;
-    while j < chars.len() {
-        if chars[j] == c {
-            let run = count_run(chars, j, c);
-            if run == len {
-                return Some(j);
-            }
-            j += run;
-        } else {
-            j += 1;
-        }
-    }
-    None
-}
-
-fn matching_bracket(chars: &[char], open: usize) -> Option<usize> {
-    let mut depth = 0;
-    let mut j = open;
-    while j < chars.len() {
-        match chars[j] {
-            '\\' => j += 1,
-            '[' => depth += 1,
-            ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    None
-}
-
-fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (j, &c) in chars.iter().enumerate().skip(open) {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
 
 /// Tracks fenced code blocks line by line. Fences may be indented (list items,
 /// dedented MDX) or sit inside blockquotes (`> ```), as the normalizer emits them.

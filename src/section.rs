@@ -319,6 +319,15 @@ mod tests {
             "Network access"
         );
         assert_eq!(heading_text("snake_case_name"), "snake_case_name");
+        // Block syntax at the start stays text; entities and images resolve.
+        assert_eq!(heading_text("1. Install"), "1. Install");
+        assert_eq!(heading_text("- a &amp; b ![logo](x.png)"), "- a & b logo");
+        // Hostile nesting: thousands of nested links and backtick runs come
+        // back (no stack overflow, no quadratic blow-up).
+        let deep = format!("{}x{}", "[".repeat(20_000), "](u)".repeat(20_000));
+        assert!(heading_text(&deep).contains('x'));
+        let ticks = "`a``b```c".repeat(5_000);
+        assert!(!heading_text(&ticks).is_empty());
         let mut s = Slugger::new(SlugStyle::Github);
         assert_eq!(s.slug(&heading_text("`AGENTS.md` files")), "agentsmd-files");
     }
