@@ -202,7 +202,28 @@ enum Cmd {
     },
 }
 
+/// glibc grows each thread's malloc heap a few pages at a time, one
+/// mprotect(2) under the process-wide mmap lock per step. Loading artifacts
+/// on every core grows those heaps by tens of megabytes in small steps, and
+/// the steps (and the threads waiting on the lock) were the largest single
+/// cost of a server's start-up. Growing by 32 MiB at a time makes them rare;
+/// pages never touched cost no memory. Measured in session 19 (15
+/// interleaved starts, all seven artifacts): start to first answer −13 %,
+/// resident memory after the dev queries 80 → 87 MB.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_malloc() {
+    // SAFETY: mallopt only sets an allocator parameter; it is called first
+    // thing in main, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 32 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_malloc() {}
+
 fn main() {
+    tune_malloc();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
