@@ -370,7 +370,7 @@ impl Library {
                 (t, Some(page.sections[start].heading_display()))
             }
         };
-        let piece = super::read_section::page_of(&text, args.offset)?;
+        let piece = super::read_section::text_page(&text, args.offset)?;
         Ok(FetchResult {
             uri: match anchor {
                 Some(a) if !a.is_empty() => format!("{}#{a}", page.page.url),

@@ -85,7 +85,7 @@ pub fn read_section(lib: &Library, args: &ReadSectionArgs) -> Result<ReadSection
         }
     };
     let text = join_blocks(&blocks[range]);
-    let chunk = page_of(&text, args.offset)?;
+    let chunk = text_page(&text, args.offset)?;
     Ok(ReadSectionResult {
         url: page.page.url.clone(),
         title: page.page.title.clone(),
@@ -263,7 +263,7 @@ pub struct TextPage<'a> {
 
 /// The [`PAGE_CHARS`]-character page of `text` starting at character `offset`,
 /// cut after a line break near the limit when there is one.
-pub fn page_of(text: &str, offset: u64) -> Result<TextPage<'_>, ToolError> {
+pub fn text_page(text: &str, offset: u64) -> Result<TextPage<'_>, ToolError> {
     let total = text.chars().count();
     let past_end = || {
         ToolError::invalid(format!(
@@ -783,29 +783,29 @@ mod tests {
         // 3-byte chars, a line break 100 chars before the limit.
         let line = "é".repeat(7_899);
         let text = format!("{line}\n{}", "ü".repeat(9_000));
-        let p = page_of(&text, 0).unwrap();
+        let p = text_page(&text, 0).unwrap();
         assert_eq!(p.text.chars().count(), 7_900);
         assert!(p.text.ends_with('\n'));
         assert_eq!(p.next_offset, Some(7_900));
         assert_eq!(p.total_chars, 16_900);
-        let p = page_of(&text, 7_900).unwrap();
+        let p = text_page(&text, 7_900).unwrap();
         assert_eq!(
             p.text.chars().count(),
             PAGE_CHARS,
             "no break: hard cut at the limit"
         );
         assert_eq!(p.next_offset, Some(15_900));
-        let p = page_of(&text, 15_900).unwrap();
+        let p = text_page(&text, 15_900).unwrap();
         assert_eq!((p.text.chars().count(), p.next_offset), (1_000, None));
-        assert_eq!(page_of(&text, 16_900).unwrap().text, "");
-        assert!(page_of(&text, 16_901)
+        assert_eq!(text_page(&text, 16_900).unwrap().text, "");
+        assert!(text_page(&text, 16_901)
             .unwrap_err()
             .to_string()
             .contains("past the end"));
-        assert_eq!(page_of("", 0).unwrap().total_chars, 0);
+        assert_eq!(text_page("", 0).unwrap().total_chars, 0);
         // A break too far back is not used.
         let far = format!("a\n{}", "b".repeat(9_000));
-        assert_eq!(page_of(&far, 0).unwrap().text.chars().count(), PAGE_CHARS);
+        assert_eq!(text_page(&far, 0).unwrap().text.chars().count(), PAGE_CHARS);
     }
 
     #[test]
