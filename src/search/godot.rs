@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use super::classes::ClassReference;
 use super::{Library, LoadedSource, ToolError};
 use crate::normalize::godot_class::{GodotClass, Member};
 use crate::util::collapse_whitespace;
@@ -253,6 +254,7 @@ impl Library {
             limit + 1,
             self.rank.dense_godot,
         )?;
+        let refs = src.classes()?;
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;
@@ -264,8 +266,8 @@ impl Library {
                 SNIPPET_CHARS,
             )
             .0;
-            let class = src.class_for_url(&pg.url);
-            let member_name = src.member_by_anchor.get(&sec.anchor).cloned();
+            let class = refs.for_url(&pg.url);
+            let member_name = refs.member_by_anchor.get(&sec.anchor).cloned();
             let hit = Hit {
                 title: pg.title.clone(),
                 uri: sec.url_with_anchor(),
@@ -388,7 +390,7 @@ impl Library {
     /// Answer `get_godot_class`.
     pub fn get_godot_class(&self, args: &ClassArgs) -> Result<ClassResult, ToolError> {
         let src = &self.sources[self.godot_source()?];
-        let c = find_class(src, &args.class_name)?;
+        let c = find_class(src.classes()?, &args.class_name)?;
         let mut lists = MemberLists::default();
         let mut used = 0usize;
         let mut truncated = false;
@@ -463,11 +465,12 @@ impl Library {
     /// when the class itself does not document the member.
     pub fn get_godot_class_member(&self, args: &MemberArgs) -> Result<MemberResult, ToolError> {
         let src = &self.sources[self.godot_source()?];
-        let c = find_class(src, &args.class_name)?;
+        let refs = src.classes()?;
+        let c = find_class(refs, &args.class_name)?;
         let want = normalize_member(&args.member_name);
         let mut chain = vec![c];
         for a in &c.inherits {
-            if let Some(ac) = src.class(a) {
+            if let Some(ac) = refs.class(a) {
                 chain.push(ac);
             }
         }
@@ -515,16 +518,16 @@ impl Library {
     }
 }
 
-fn find_class<'a>(src: &'a LoadedSource, name: &str) -> Result<&'a GodotClass, ToolError> {
-    if src.classes.is_empty() {
+fn find_class<'a>(refs: &'a ClassReference, name: &str) -> Result<&'a GodotClass, ToolError> {
+    if refs.classes.is_empty() {
         return Err(ToolError::invalid(
             "the loaded Godot index has no class reference",
         ));
     }
-    if let Some(c) = src.class(name) {
+    if let Some(c) = refs.class(name) {
         return Ok(c);
     }
-    let sugg = did_you_mean(name, src.classes.iter().map(|c| c.name.as_str()));
+    let sugg = did_you_mean(name, refs.classes.iter().map(|c| c.name.as_str()));
     Err(ToolError::invalid(format!(
         "class_name: no class `{name}` in the Godot class reference{}",
         suggestion_text(&sugg)

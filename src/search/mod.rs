@@ -2,6 +2,7 @@
 
 pub mod agent_docs;
 pub mod changes;
+pub mod classes;
 pub mod godot;
 pub mod leapview;
 pub mod rank;
@@ -76,12 +77,9 @@ pub struct LoadedSource {
     /// Dense vectors of the sections (row = section number), when the
     /// artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
-    /// The structured class reference (Godot artifacts), by lower-case name.
-    pub classes: Vec<crate::normalize::godot_class::GodotClass>,
-    class_by_name: HashMap<String, usize>,
-    class_by_url: HashMap<String, usize>,
-    /// Member (and enum) anchor → member name, over every class.
-    pub member_by_anchor: HashMap<String, String>,
+    /// The structured class reference (Godot artifacts; empty elsewhere),
+    /// parsed on first use ([`LoadedSource::classes`]).
+    classes: classes::LazyClasses,
     url_to_page: HashMap<String, usize>,
     /// Where the pages' bodies are, when they are not in `pages`.
     bodies: Option<crate::artifact::PageBodies>,
@@ -101,7 +99,7 @@ impl LoadedSource {
     /// Load a verified artifact directory with its on-disk index (page
     /// bodies stay on disk until asked for).
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
-        use crate::artifact::{parse_json, parse_jsonl_bytes, CLASSES_FILE, LINKS_FILE};
+        use crate::artifact::{parse_json, CLASSES_FILE, LINKS_FILE};
         let mut a = crate::artifact::open_served(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
         // Counted at build time; older artifacts are counted here, from
@@ -125,7 +123,7 @@ impl LoadedSource {
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links);
         s.bodies = Some(a.bodies);
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
-            s.set_classes(parse_jsonl_bytes(&dir.join(CLASSES_FILE), &b)?);
+            s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
         Ok(s)
     }
@@ -184,44 +182,12 @@ impl LoadedSource {
 
     /// Attach the structured class reference.
     pub fn set_classes(&mut self, classes: Vec<crate::normalize::godot_class::GodotClass>) {
-        self.class_by_name = classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.name.to_lowercase(), i))
-            .collect();
-        self.class_by_url = classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (canonical_page_key(&c.url), i))
-            .collect();
-        self.member_by_anchor.clear();
-        for c in &classes {
-            for m in c.members() {
-                self.member_by_anchor
-                    .entry(m.anchor.clone())
-                    .or_insert_with(|| m.name.clone());
-            }
-            for e in &c.enums {
-                self.member_by_anchor
-                    .entry(e.anchor.clone())
-                    .or_insert_with(|| e.name.clone());
-            }
-        }
-        self.classes = classes;
+        self.classes = classes::LazyClasses::ready(classes::ClassReference::new(classes));
     }
 
-    /// The class whose page is `url`.
-    pub fn class_for_url(&self, url: &str) -> Option<&crate::normalize::godot_class::GodotClass> {
-        self.class_by_url
-            .get(&canonical_page_key(url))
-            .map(|&i| &self.classes[i])
-    }
-
-    /// The class named `name` (case-insensitive).
-    pub fn class(&self, name: &str) -> Option<&crate::normalize::godot_class::GodotClass> {
-        self.class_by_name
-            .get(&name.trim().to_lowercase())
-            .map(|&i| &self.classes[i])
+    /// The structured class reference (empty for a source without one).
+    pub fn classes(&self) -> Result<&classes::ClassReference, ToolError> {
+        self.classes.get()
     }
 
     fn with_index(
@@ -262,10 +228,7 @@ impl LoadedSource {
             index,
             unit_start,
             vectors: None,
-            classes: Vec::new(),
-            class_by_name: HashMap::new(),
-            class_by_url: HashMap::new(),
-            member_by_anchor: HashMap::new(),
+            classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,
         }

@@ -1,0 +1,154 @@
+//! The structured class reference of a Godot artifact, with its lookups.
+//!
+//! An artifact's `classes.jsonl` is verified with everything else when the
+//! artifact is opened, but parsed only when a tool first needs it: it is the
+//! second-largest record file of the largest artifact, and a server that
+//! answers agent-docs questions first should not wait for it. The verified
+//! bytes are what is parsed, so nothing unverified is ever read.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use super::ToolError;
+use crate::normalize::godot_class::GodotClass;
+use crate::util::canonical_page_key;
+
+/// Every class of a reference and the lookups the tools use.
+#[derive(Debug, Default)]
+pub struct ClassReference {
+    pub classes: Vec<GodotClass>,
+    by_name: HashMap<String, usize>,
+    by_url: HashMap<String, usize>,
+    /// Member (and enum) anchor → member name, over every class.
+    pub member_by_anchor: HashMap<String, String>,
+}
+
+impl ClassReference {
+    /// Index `classes` by lower-case name, page URL and member anchor.
+    pub fn new(classes: Vec<GodotClass>) -> Self {
+        let by_name = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.to_lowercase(), i))
+            .collect();
+        let by_url = classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (canonical_page_key(&c.url), i))
+            .collect();
+        let mut member_by_anchor = HashMap::new();
+        for c in &classes {
+            let members = c.members().map(|m| (&m.anchor, &m.name));
+            let enums = c.enums.iter().map(|e| (&e.anchor, &e.name));
+            for (anchor, name) in members.chain(enums) {
+                member_by_anchor
+                    .entry(anchor.clone())
+                    .or_insert_with(|| name.clone());
+            }
+        }
+        ClassReference {
+            classes,
+            by_name,
+            by_url,
+            member_by_anchor,
+        }
+    }
+
+    /// The class whose page is `url`.
+    pub fn for_url(&self, url: &str) -> Option<&GodotClass> {
+        self.by_url
+            .get(&canonical_page_key(url))
+            .map(|&i| &self.classes[i])
+    }
+
+    /// The class named `name` (case-insensitive).
+    pub fn class(&self, name: &str) -> Option<&GodotClass> {
+        self.by_name
+            .get(&name.trim().to_lowercase())
+            .map(|&i| &self.classes[i])
+    }
+}
+
+/// A class reference parsed on first use (see the module comment).
+#[derive(Debug, Default)]
+pub struct LazyClasses {
+    /// The verified `classes.jsonl` bytes and their path, until parsed.
+    pending: Mutex<Option<(PathBuf, Vec<u8>)>>,
+    parsed: OnceLock<Result<ClassReference, String>>,
+}
+
+impl LazyClasses {
+    /// A reference already parsed (or empty: no class pages).
+    pub fn ready(reference: ClassReference) -> Self {
+        let parsed = OnceLock::new();
+        let _ = parsed.set(Ok(reference));
+        LazyClasses {
+            pending: Mutex::new(None),
+            parsed,
+        }
+    }
+
+    /// A reference to parse from `bytes` (verified against the manifest)
+    /// when first asked for.
+    pub fn pending(path: PathBuf, bytes: Vec<u8>) -> Self {
+        LazyClasses {
+            pending: Mutex::new(Some((path, bytes))),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// The reference, parsed now if it was not yet. Bytes that passed their
+    /// sha256 but do not parse can only come from a defect of the writer;
+    /// that is reported to the caller each time, never taken for "no
+    /// classes".
+    pub fn get(&self) -> Result<&ClassReference, ToolError> {
+        let parsed = self.parsed.get_or_init(|| {
+            let taken = self
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            let Some((path, bytes)) = taken else {
+                return Ok(ClassReference::default());
+            };
+            crate::artifact::parse_jsonl_bytes(&path, &bytes)
+                .map(ClassReference::new)
+                .map_err(|e| e.to_string())
+        });
+        parsed
+            .as_ref()
+            .map_err(|e| ToolError::Internal(format!("the class reference: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_reference_parses_once_and_a_bad_one_stays_an_error() {
+        let class = GodotClass {
+            name: "Node".into(),
+            url: "https://d.example/classes/class_node.html".into(),
+            ..Default::default()
+        };
+        let line = serde_json::to_vec(&class).unwrap();
+        let lazy = LazyClasses::pending(PathBuf::from("classes.jsonl"), line);
+        let r = lazy.get().expect("parses");
+        assert_eq!(r.class("node").map(|c| c.name.as_str()), Some("Node"));
+        assert!(r
+            .for_url("https://d.example/classes/class_node.html")
+            .is_some());
+        assert!(std::ptr::eq(r, lazy.get().unwrap()), "parsed once");
+
+        let bad = LazyClasses::pending(PathBuf::from("classes.jsonl"), b"{not json".to_vec());
+        for _ in 0..2 {
+            let e = bad
+                .get()
+                .expect_err("a record that does not parse is an error");
+            assert!(e.to_string().contains("classes.jsonl"), "{e}");
+        }
+        assert!(LazyClasses::default().get().unwrap().classes.is_empty());
+    }
+}
