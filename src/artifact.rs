@@ -661,19 +661,8 @@ pub fn read_verified(
 ) -> Result<Vec<u8>, ArtifactError> {
     let path = dir.join(name);
     let bytes = std::fs::read(&path).map_err(io(&path))?;
-    check_listed(&path, manifest, name, &bytes)?;
+    check_digest(&path, manifest, name, &sha256_hex(&bytes))?;
     Ok(bytes)
-}
-
-/// `bytes`, read from `path`, are the file `name` the manifest lists with
-/// their sha256.
-fn check_listed(
-    path: &Path,
-    manifest: &Manifest,
-    name: &str,
-    bytes: &[u8],
-) -> Result<(), ArtifactError> {
-    check_digest(path, manifest, name, &sha256_hex(bytes))
 }
 
 /// `got`, the sha256 of the file `name` read from `path`, is the one the

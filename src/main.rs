@@ -209,7 +209,7 @@ enum Cmd {
 /// cost of a server's start-up. Growing by 32 MiB at a time makes them rare;
 /// pages never touched cost no memory. Measured in session 19 (15
 /// interleaved starts, all seven artifacts): start to first answer −13 %,
-/// resident memory after the dev queries 80 → 87 MB.
+/// resident memory after the dev queries 80 → 88 MB.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn tune_malloc() {
     // SAFETY: mallopt only sets an allocator parameter; it is called first

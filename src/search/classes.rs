@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::LazyLock;
 
 use super::ToolError;
 use crate::normalize::godot_class::GodotClass;
@@ -70,32 +70,34 @@ impl ClassReference {
     }
 }
 
+/// How a [`LazyClasses`] makes its reference, run once on first use.
+type MakeReference = Box<dyn FnOnce() -> Result<ClassReference, String> + Send>;
+
 /// A class reference parsed on first use (see the module comment).
-#[derive(Debug, Default)]
-pub struct LazyClasses {
-    /// The verified `classes.jsonl` bytes and their path, until parsed.
-    pending: Mutex<Option<(PathBuf, Vec<u8>)>>,
-    parsed: OnceLock<Result<ClassReference, String>>,
+#[derive(Debug)]
+pub struct LazyClasses(LazyLock<Result<ClassReference, String>, MakeReference>);
+
+impl Default for LazyClasses {
+    /// No class reference (a source without class pages).
+    fn default() -> Self {
+        LazyClasses::ready(ClassReference::default())
+    }
 }
 
 impl LazyClasses {
     /// A reference already parsed (or empty: no class pages).
     pub fn ready(reference: ClassReference) -> Self {
-        let parsed = OnceLock::new();
-        let _ = parsed.set(Ok(reference));
-        LazyClasses {
-            pending: Mutex::new(None),
-            parsed,
-        }
+        LazyClasses(LazyLock::new(Box::new(move || Ok(reference))))
     }
 
     /// A reference to parse from `bytes` (verified against the manifest)
     /// when first asked for.
     pub fn pending(path: PathBuf, bytes: Vec<u8>) -> Self {
-        LazyClasses {
-            pending: Mutex::new(Some((path, bytes))),
-            parsed: OnceLock::new(),
-        }
+        LazyClasses(LazyLock::new(Box::new(move || {
+            crate::artifact::parse_jsonl_bytes(&path, &bytes)
+                .map(ClassReference::new)
+                .map_err(|e| e.to_string())
+        })))
     }
 
     /// The reference, parsed now if it was not yet. Bytes that passed their
@@ -103,20 +105,7 @@ impl LazyClasses {
     /// that is reported to the caller each time, never taken for "no
     /// classes".
     pub fn get(&self) -> Result<&ClassReference, ToolError> {
-        let parsed = self.parsed.get_or_init(|| {
-            let taken = self
-                .pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            let Some((path, bytes)) = taken else {
-                return Ok(ClassReference::default());
-            };
-            crate::artifact::parse_jsonl_bytes(&path, &bytes)
-                .map(ClassReference::new)
-                .map_err(|e| e.to_string())
-        });
-        parsed
+        LazyLock::force(&self.0)
             .as_ref()
             .map_err(|e| ToolError::Internal(format!("the class reference: {e}")))
     }
