@@ -7,8 +7,6 @@
 
 use std::path::Path;
 
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
@@ -16,9 +14,12 @@ use tantivy::schema::{
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
-use tantivy::{doc, DocId, DocSet, Index, Searcher, Term, TERMINATED};
+use tantivy::{doc, DocId, Index, Searcher, Term};
 
 use crate::model::{Page, Section};
+
+mod scan;
+pub use scan::Scan;
 
 /// Name under which the analyzer is registered with tantivy.
 pub const TOKENIZER: &str = "docsnap";
@@ -498,6 +499,12 @@ pub struct SectionIndex {
     /// Built on the first query word the docs do not have, not at load:
     /// start-up pays nothing for typo tolerance.
     vocab: std::sync::OnceLock<Result<Vocabulary, IndexError>>,
+    /// What a query reads of each segment, opened once.
+    segments: Vec<scan::SegmentFields>,
+    /// BM25 length normalisation per searchable field.
+    norms: scan::NormTables,
+    /// Documents in all segments (BM25's N).
+    total_docs: u64,
 }
 
 /// One query word as index terms: `terms[0]` is the whole word, the rest its
@@ -728,12 +735,34 @@ impl SectionIndex {
             }
             doc_to_sec.push(map);
         }
+        let mut segments = Vec::new();
+        let mut base = 0u32;
+        let mut tokens = vec![0u64; fields.weighted().len()];
+        for seg in searcher.segment_readers() {
+            let mut inverted = Vec::new();
+            let mut fieldnorms = Vec::new();
+            for (i, (f, _)) in fields.weighted().into_iter().enumerate() {
+                let inv = seg.inverted_index(f).map_err(ierr("open"))?;
+                tokens[i] += inv.total_num_tokens();
+                inverted.push(inv);
+                fieldnorms.push(seg.get_fieldnorms_reader(f).map_err(ierr("open"))?);
+            }
+            segments.push(scan::SegmentFields {
+                base,
+                inverted,
+                fieldnorms,
+            });
+            base += seg.max_doc();
+        }
         Ok(SectionIndex {
             searcher,
             fields,
             doc_to_sec,
             sec_to_doc,
             vocab: std::sync::OnceLock::new(),
+            norms: scan::norm_tables(base as u64, &tokens),
+            segments,
+            total_docs: base as u64,
         })
     }
 
@@ -790,132 +819,7 @@ impl SectionIndex {
             })
             .collect()
     }
-
-    /// Top sections for the query groups: (BM25 score, section number).
-    /// Each group's whole form weighs more than its parts; a corrected
-    /// spelling weighs less than a word the query really has.
-    /// A read error is returned, never taken for "nothing found".
-    pub fn search(
-        &self,
-        groups: &[TermGroup],
-        limit: usize,
-    ) -> Result<Vec<(f32, usize)>, IndexError> {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for g in groups {
-            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
-            for (k, t) in g.terms.iter().enumerate() {
-                let w = if g.terms.len() > 1 && k == 0 {
-                    1.5
-                } else {
-                    1.0
-                };
-                for (field, fw) in self.fields.weighted() {
-                    let q = TermQuery::new(
-                        Term::from_field_text(field, t),
-                        IndexRecordOption::WithFreqs,
-                    );
-                    clauses.push((
-                        Occur::Should,
-                        Box::new(BoostQuery::new(Box::new(q), fw * w * gw)),
-                    ));
-                }
-            }
-        }
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let q = BooleanQuery::new(clauses);
-        // Paired with a count, the top-k collector visits every matching
-        // document instead of pruning with block-WAND: these queries OR
-        // dozens of boosted term clauses, where WAND's per-block bookkeeping
-        // costs more than it skips (tantivy 0.27: ~10 % fewer search_docs
-        // requests/s with pruning, measured A/B over HTTP).
-        let (top, _) = self
-            .searcher
-            .search(
-                &q,
-                &(
-                    TopDocs::with_limit(limit).order_by_score(),
-                    tantivy::collector::Count,
-                ),
-            )
-            .map_err(ierr("search"))?;
-        Ok(top
-            .into_iter()
-            .filter_map(|(score, addr)| {
-                let sec = *self
-                    .doc_to_sec
-                    .get(addr.segment_ord as usize)?
-                    .get(addr.doc_id as usize)?;
-                (sec != u32::MAX).then_some((score, sec as usize))
-            })
-            .collect())
-    }
-
-    /// Which of `terms` each of `secs` contains in any searchable field:
-    /// bit `t` of `out[i]` is set when `secs[i]` contains `terms[t]`. At most
-    /// 64 terms are looked at. Reads the postings lists (skipping ahead to
-    /// each section's document) instead of re-analyzing section text. A
-    /// read error is returned, never taken for "not there".
-    pub fn contains(&self, terms: &[String], secs: &[usize]) -> Result<Vec<u64>, IndexError> {
-        let mut out = vec![0u64; secs.len()];
-        // Candidates in (segment, doc) order, so each postings list is read forward once.
-        let mut order: Vec<(u32, DocId, usize)> = secs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &s)| {
-                let &(seg, doc) = self.sec_to_doc.get(s)?;
-                (seg != u32::MAX).then_some((seg, doc, i))
-            })
-            .collect();
-        order.sort_unstable();
-        for (seg_ord, seg) in self.searcher.segment_readers().iter().enumerate() {
-            let in_seg: Vec<(DocId, usize)> = order
-                .iter()
-                .filter(|o| o.0 as usize == seg_ord)
-                .map(|o| (o.1, o.2))
-                .collect();
-            if in_seg.is_empty() {
-                continue;
-            }
-            for (field, _) in self.fields.weighted() {
-                let inv = seg.inverted_index(field).map_err(ierr("read"))?;
-                for (t, term) in terms.iter().enumerate().take(64) {
-                    let term = Term::from_field_text(field, term);
-                    let Some(mut postings) = inv
-                        .read_postings(&term, IndexRecordOption::Basic)
-                        .map_err(|e| IndexError {
-                            what: "postings read".into(),
-                            source: e.into(),
-                        })?
-                    else {
-                        continue;
-                    };
-                    for &(doc, i) in &in_seg {
-                        if out[i] & (1 << t) != 0 {
-                            continue;
-                        }
-                        let d = if postings.doc() >= doc {
-                            postings.doc()
-                        } else {
-                            postings.seek(doc)
-                        };
-                        if d == TERMINATED {
-                            break;
-                        }
-                        if d == doc {
-                            out[i] |= 1 << t;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
 }
-
-/// BM25 weight of a corrected spelling relative to a word the query has.
-const CORRECTED_WEIGHT: f32 = 0.6;
 
 #[cfg(test)]
 mod tests {

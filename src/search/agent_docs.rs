@@ -102,13 +102,13 @@ impl Library {
                 ResponseFormat::Concise => cut(body, CONCISE_CHARS),
                 ResponseFormat::Detailed => cut(body, DETAILED_CHARS),
             };
-            let mut seen = HashSet::new();
-            seen.insert(sec.heading_path.clone());
+            let mut seen: HashSet<&[String]> = HashSet::new();
+            seen.insert(&sec.heading_path);
             let other_sections = hit.sections[1..]
                 .iter()
                 .filter_map(|h| {
                     let s = &source.sections[h.section];
-                    if s.anchor.is_empty() || !seen.insert(s.heading_path.clone()) {
+                    if s.anchor.is_empty() || !seen.insert(&s.heading_path) {
                         return None;
                     }
                     Some(s.heading_path[1.min(s.heading_path.len())..].join(" > "))

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::{Library, LoadedSource};
-use crate::index::{query_groups, query_groups_all, IndexError, TermGroup};
+use crate::index::{query_groups, query_groups_all, IndexError, Scan, TermGroup};
 
 /// Candidate units taken from the index per source (at least; more when
 /// more pages are wanted). Past the first few dozen BM25 candidates the
@@ -130,18 +130,23 @@ impl PageHit {
     }
 }
 
-/// The query groups as one source reads them, with their weights.
+/// The query groups as one source reads them, with their weights, and the
+/// scan of the source's postings for them.
 struct SourceQuery {
     groups: Vec<TermGroup>,
     weights: Vec<f64>,
     parts_credit: f64,
+    wants: MaskTerms,
+    scan: Scan,
 }
 
 impl SourceQuery {
+    /// Read the query against one source, keeping its `limit` best sections.
     fn new(
         src: &LoadedSource,
         base: &[TermGroup],
         rank: &RankConfig,
+        limit: usize,
     ) -> Result<SourceQuery, IndexError> {
         let groups = if rank.typos {
             src.index.correct(base)?
@@ -149,10 +154,14 @@ impl SourceQuery {
             base.to_vec()
         };
         let weights = group_weights(src, &groups)?;
+        let wants = MaskTerms::of(&groups);
+        let scan = src.index.scan(&groups, &wants.terms, limit)?;
         Ok(SourceQuery {
             groups,
             weights,
             parts_credit: rank.parts_credit,
+            wants,
+            scan,
         })
     }
 
@@ -227,11 +236,11 @@ impl Library {
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let q = SourceQuery::new(src, base, &self.rank)?;
+            let q = SourceQuery::new(src, base, &self.rank, limit)?;
             // Units in BM25 order; a unit's score is its best part's.
             let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
-            let mut seen: HashMap<usize, ()> = HashMap::new();
-            for (bm25, sec) in src.index.search(&q.groups, limit)? {
+            let mut seen = rustc_hash::FxHashSet::default();
+            for &(bm25, sec) in q.scan.top() {
                 if let Some(k) = keep {
                     if !k(src, sec) {
                         continue;
@@ -242,7 +251,7 @@ impl Library {
                 } else {
                     sec..sec + 1
                 };
-                if seen.insert(unit.start, ()).is_some() {
+                if !seen.insert(unit.start) {
                     continue;
                 }
                 units.push((unit.start, bm25, sec));
@@ -250,7 +259,7 @@ impl Library {
                     break;
                 }
             }
-            let masks = unit_masks(src, &q.groups, &units)?;
+            let masks = q.wants.unit_masks(src, &q.scan, &units);
             for ((_, bm25, sec), (mask, partial)) in units.into_iter().zip(masks) {
                 out.push(Scored {
                     source: si,
@@ -298,7 +307,7 @@ impl Library {
         let base = Self::query_of(query);
         let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages)?;
         let mut hits: Vec<PageHit> = Vec::new();
-        let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut slot: rustc_hash::FxHashMap<(usize, usize), usize> = Default::default();
         for s in units {
             let page = self.sources[s.source].section_page[s.section];
             match slot.get(&(s.source, page)) {
@@ -398,11 +407,12 @@ impl Library {
                     let q = match queries.entry(si) {
                         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                         std::collections::hash_map::Entry::Vacant(e) => {
-                            e.insert(SourceQuery::new(src, base, &self.rank)?)
+                            e.insert(SourceQuery::new(src, base, &self.rank, 1)?)
                         }
                     };
                     let unit = src.unit_of(sec);
-                    let (mask, partial) = unit_masks(src, &q.groups, &[(unit.start, 0.0, sec)])?[0];
+                    let (mask, partial) =
+                        q.wants.unit_masks(src, &q.scan, &[(unit.start, 0.0, sec)])[0];
                     let coverage = q.coverage(mask, partial);
                     slot.insert((si, page), hits.len());
                     hits.push(PageHit {
@@ -484,69 +494,73 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// For each unit (by its first section), which query groups it covers: a
-/// group counts when its whole form or all of its parts occur in any part of
-/// the unit (text, headings, page title or description). The second mask
-/// holds the groups covered by their parts alone.
-fn unit_masks(
-    src: &LoadedSource,
-    groups: &[TermGroup],
-    units: &[(usize, f32, usize)],
-) -> Result<Vec<(u64, u64)>, IndexError> {
-    // Distinct terms to look up, and for each group which term bits it needs.
-    let mut terms: Vec<String> = Vec::new();
-    let bit = |t: &String, terms: &mut Vec<String>| -> u64 {
-        let i = match terms.iter().position(|x| x == t) {
-            Some(i) => i,
-            None => {
-                terms.push(t.clone());
-                terms.len() - 1
+/// The terms whose presence decides coverage: each group's whole form and
+/// its atoms, with the term bits each group needs.
+struct MaskTerms {
+    terms: Vec<String>,
+    /// Per group: (bit of its whole form, bits of its atoms).
+    needs: Vec<(u64, u64)>,
+}
+
+impl MaskTerms {
+    fn of(groups: &[TermGroup]) -> MaskTerms {
+        let mut terms: Vec<String> = Vec::new();
+        let mut bit = |t: &String| -> u64 {
+            let i = match terms.iter().position(|x| x == t) {
+                Some(i) => i,
+                None => {
+                    terms.push(t.clone());
+                    terms.len() - 1
+                }
+            };
+            if i < 64 {
+                1 << i
+            } else {
+                0
             }
         };
-        if i < 64 {
-            1 << i
-        } else {
-            0
-        }
-    };
-    let needs: Vec<(u64, u64)> = groups
-        .iter()
-        .map(|g| {
-            let whole = g.terms.first().map(|t| bit(t, &mut terms)).unwrap_or(0);
-            let atoms = g.atoms.iter().fold(0u64, |m, t| m | bit(t, &mut terms));
-            (whole, atoms)
-        })
-        .collect();
-    let mut secs: Vec<usize> = Vec::new();
-    let mut owner: Vec<usize> = Vec::new();
-    for (u, &(start, _, _)) in units.iter().enumerate() {
-        for s in src.unit_range(start) {
-            secs.push(s);
-            owner.push(u);
-        }
+        let needs = groups
+            .iter()
+            .map(|g| {
+                let whole = g.terms.first().map(&mut bit).unwrap_or(0);
+                let atoms = g.atoms.iter().fold(0u64, |m, t| m | bit(t));
+                (whole, atoms)
+            })
+            .collect();
+        MaskTerms { terms, needs }
     }
-    let found = src.index.contains(&terms, &secs)?;
-    let mut term_masks = vec![0u64; units.len()];
-    for (k, m) in found.into_iter().enumerate() {
-        term_masks[owner[k]] |= m;
+
+    /// For each unit (by its first section), which query groups it covers:
+    /// a group counts when its whole form or all of its parts occur in any
+    /// part of the unit (text, headings, page title or description). The
+    /// second mask holds the groups covered by their parts alone.
+    fn unit_masks(
+        &self,
+        src: &LoadedSource,
+        scan: &Scan,
+        units: &[(usize, f32, usize)],
+    ) -> Vec<(u64, u64)> {
+        units
+            .iter()
+            .map(|&(start, _, _)| {
+                let have = src
+                    .unit_range(start)
+                    .fold(0u64, |m, s| m | scan.mask(&src.index, s));
+                let (mut mask, mut partial) = (0u64, 0u64);
+                for (g, &(whole, atoms)) in self.needs.iter().enumerate().take(64) {
+                    let whole_ok = whole != 0 && have & whole == whole;
+                    let atoms_ok = atoms != 0 && have & atoms == atoms;
+                    if whole_ok || atoms_ok {
+                        mask |= 1 << g;
+                    }
+                    if atoms_ok && !whole_ok {
+                        partial |= 1 << g;
+                    }
+                }
+                (mask, partial)
+            })
+            .collect()
     }
-    Ok(term_masks
-        .into_iter()
-        .map(|have| {
-            let (mut mask, mut partial) = (0u64, 0u64);
-            for (g, &(whole, atoms)) in needs.iter().enumerate().take(64) {
-                let whole_ok = whole != 0 && have & whole == whole;
-                let atoms_ok = atoms != 0 && have & atoms == atoms;
-                if whole_ok || atoms_ok {
-                    mask |= 1 << g;
-                }
-                if atoms_ok && !whole_ok {
-                    partial |= 1 << g;
-                }
-            }
-            (mask, partial)
-        })
-        .collect())
 }
 
 /// IDF weight of each query group in one source: rare words count more; a

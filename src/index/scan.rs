@@ -1,0 +1,444 @@
+//! One query's pass over the postings of its terms: BM25 scores and, for
+//! every section touched, which query terms it holds.
+//!
+//! tantivy's `BooleanQuery` of boosted `TermQuery`s gives the same BM25
+//! scores, but a docsnap query ORs dozens of clauses (every term of every
+//! query word, in four fields) and then needs, for the best candidates, which
+//! terms each one holds — so the postings were read twice, each term's
+//! dictionary entry looked up three or four times, and a weight with its own
+//! 256-entry length table built per clause. Here each postings list is read
+//! once, into a score and a term mask per document, with the length tables
+//! computed once at load. The scores are tantivy's BM25 (same idf, length
+//! normalisation and boosts; a unit test compares the two), summed in clause
+//! order, which can differ from tantivy's sum in the last bit.
+
+use std::sync::{Arc, Mutex};
+
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::Postings;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocSet, InvertedIndexReader, Term, TERMINATED};
+
+use super::{IndexError, SectionIndex, TermGroup};
+
+/// BM25's k1 and b, as tantivy scores them.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// BM25 weight of a corrected spelling relative to a word the query has.
+pub(super) const CORRECTED_WEIGHT: f32 = 0.6;
+/// BM25 weight of a compound word whole against its parts.
+const WHOLE_WEIGHT: f32 = 1.5;
+
+/// What a query reads of one segment, opened once at load.
+pub(super) struct SegmentFields {
+    /// Global number of the segment's first document.
+    pub(super) base: u32,
+    /// Per searchable field (in `Fields::weighted` order).
+    pub(super) inverted: Vec<Arc<InvertedIndexReader>>,
+    pub(super) fieldnorms: Vec<FieldNormReader>,
+}
+
+/// Per searchable field: BM25's length normalisation for each field-norm id
+/// (fixed for a read-only index, so computed once).
+pub(super) type NormTables = Vec<[f32; 256]>;
+
+pub(super) fn norm_tables(total_docs: u64, total_tokens: &[u64]) -> NormTables {
+    total_tokens
+        .iter()
+        .map(|&tokens| {
+            let avg = tokens as f32 / total_docs.max(1) as f32;
+            let mut t = [0f32; 256];
+            for (id, v) in t.iter_mut().enumerate() {
+                let len = FieldNormReader::id_to_fieldnorm(id as u8) as f32;
+                *v = K1 * (1.0 - B + B * len / avg);
+            }
+            t
+        })
+        .collect()
+}
+
+fn idf(doc_freq: u64, docs: u64) -> f32 {
+    let x = ((docs - doc_freq.min(docs)) as f32 + 0.5) / (doc_freq as f32 + 0.5);
+    (1.0 + x).ln()
+}
+
+/// Per-document accumulators, reused across queries: a scan touches a few
+/// thousand documents, and zeroing or allocating arrays the size of the
+/// index per query would cost more than the scan.
+#[derive(Default)]
+struct Acc {
+    score: Vec<f32>,
+    mask: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl Acc {
+    #[inline]
+    fn touch(&mut self, d: usize) {
+        if self.score[d] == 0.0 && self.mask[d] == 0 {
+            self.touched.push(d as u32);
+        }
+    }
+}
+
+/// Accumulators free for the next scan. Capped: under a burst of
+/// concurrent requests the extra ones are freed rather than kept (a few
+/// hundred KB each for the largest index).
+static POOL: Mutex<Vec<Acc>> = Mutex::new(Vec::new());
+const POOL_CAP: usize = 16;
+
+fn pool() -> std::sync::MutexGuard<'static, Vec<Acc>> {
+    // The pool holds only zeroed buffers; a panic elsewhere cannot leave it inconsistent.
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The result of [`SectionIndex::scan`]: the best sections by BM25, and the
+/// query terms held by any section the scan touched.
+pub struct Scan {
+    top: Vec<(f32, usize)>,
+    acc: Acc,
+}
+
+impl Scan {
+    /// Top sections: (BM25 score, section number), best first; ties by
+    /// document order, as tantivy breaks them.
+    pub fn top(&self) -> &[(f32, usize)] {
+        &self.top
+    }
+
+    /// Which of the scan's mask terms section `sec` holds in any searchable
+    /// field (bit `t` for `mask_terms[t]`).
+    pub fn mask(&self, index: &SectionIndex, sec: usize) -> u64 {
+        match index.sec_to_doc.get(sec) {
+            Some(&(seg, doc)) if seg != u32::MAX => index
+                .segments
+                .get(seg as usize)
+                .and_then(|s| self.acc.mask.get((s.base + doc) as usize))
+                .copied()
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+impl Drop for Scan {
+    fn drop(&mut self) {
+        let mut acc = std::mem::take(&mut self.acc);
+        for &d in &acc.touched {
+            acc.score[d as usize] = 0.0;
+            acc.mask[d as usize] = 0;
+        }
+        acc.touched.clear();
+        let mut pool = pool();
+        if pool.len() < POOL_CAP {
+            pool.push(acc);
+        }
+    }
+}
+
+fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
+    move |e| IndexError {
+        what: what.into(),
+        source: e.into(),
+    }
+}
+
+impl SectionIndex {
+    /// Score the query groups over every section and record which of
+    /// `mask_terms` (at most 64) each touched section holds. Each group's
+    /// whole form weighs more than its parts; a corrected spelling weighs
+    /// less than a word the query really has. A read error is returned,
+    /// never taken for "nothing found".
+    pub fn scan(
+        &self,
+        groups: &[TermGroup],
+        mask_terms: &[String],
+        limit: usize,
+    ) -> Result<Scan, IndexError> {
+        let docs = self.total_docs as usize;
+        let mut acc = pool().pop().unwrap_or_default();
+        if acc.score.len() < docs {
+            acc.score.resize(docs, 0.0);
+            acc.mask.resize(docs, 0);
+        }
+        let mut scan = Scan {
+            top: Vec::new(),
+            acc,
+        };
+        let bit_of = |t: &str| -> u64 {
+            mask_terms
+                .iter()
+                .take(64)
+                .position(|m| m == t)
+                .map_or(0, |i| 1 << i)
+        };
+        // Scored clauses in the order the boolean query summed them.
+        let mut scored_bits = 0u64;
+        for g in groups {
+            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
+            for (k, t) in g.terms.iter().enumerate() {
+                let w = if g.terms.len() > 1 && k == 0 {
+                    WHOLE_WEIGHT
+                } else {
+                    1.0
+                };
+                let bit = bit_of(t);
+                scored_bits |= bit;
+                for (fi, (field, fw)) in self.fields.weighted().into_iter().enumerate() {
+                    self.add_term(
+                        &mut scan.acc,
+                        fi,
+                        &Term::from_field_text(field, t),
+                        Some(fw * w * gw),
+                        bit,
+                    )?;
+                }
+            }
+        }
+        // Terms wanted only for their presence (a compound word's parts).
+        for (i, t) in mask_terms.iter().enumerate().take(64) {
+            let bit = 1u64 << i;
+            if scored_bits & bit != 0 {
+                continue;
+            }
+            for (fi, (field, _)) in self.fields.weighted().into_iter().enumerate() {
+                self.add_term(
+                    &mut scan.acc,
+                    fi,
+                    &Term::from_field_text(field, t),
+                    None,
+                    bit,
+                )?;
+            }
+        }
+        let mut hits: Vec<(f32, u32)> = scan
+            .acc
+            .touched
+            .iter()
+            .map(|&d| (scan.acc.score[d as usize], d))
+            .filter(|&(s, _)| s > 0.0)
+            .collect();
+        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if limit == 0 {
+            hits.clear();
+        } else if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable_by(order);
+        scan.top = hits
+            .into_iter()
+            .filter_map(|(s, d)| Some((s, self.section_at(d)?)))
+            .collect();
+        Ok(scan)
+    }
+
+    /// Add one term's postings in one field: to the scores with `boost`
+    /// (None: presence only) and to the masks with `bit`.
+    fn add_term(
+        &self,
+        acc: &mut Acc,
+        field: usize,
+        term: &Term,
+        boost: Option<f32>,
+        bit: u64,
+    ) -> Result<(), IndexError> {
+        if boost.is_none() && bit == 0 {
+            return Ok(());
+        }
+        let mut infos = Vec::with_capacity(self.segments.len());
+        let mut doc_freq = 0u64;
+        for s in &self.segments {
+            let ti = s.inverted[field]
+                .get_term_info(term)
+                .map_err(read_err("term dictionary read"))?;
+            doc_freq += ti.as_ref().map_or(0, |t| t.doc_freq as u64);
+            infos.push(ti);
+        }
+        if doc_freq == 0 {
+            return Ok(());
+        }
+        let weight = boost.map(|b| (idf(doc_freq, self.total_docs) * (1.0 + K1), b));
+        let option = if weight.is_some() {
+            IndexRecordOption::WithFreqs
+        } else {
+            IndexRecordOption::Basic
+        };
+        let norms = &self.norms[field];
+        for (s, ti) in self.segments.iter().zip(infos) {
+            let Some(ti) = ti else { continue };
+            let mut postings = s.inverted[field]
+                .read_postings_from_terminfo(&ti, option)
+                .map_err(read_err("postings read"))?;
+            let fieldnorms = &s.fieldnorms[field];
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                let d = (s.base + doc) as usize;
+                acc.touch(d);
+                acc.mask[d] |= bit;
+                if let Some((w, b)) = weight {
+                    let tf = postings.term_freq() as f32;
+                    let norm = norms[fieldnorms.fieldnorm_id(doc) as usize];
+                    acc.score[d] += w * (tf / (tf + norm)) * b;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(())
+    }
+
+    /// The section stored in global document `d`.
+    fn section_at(&self, d: u32) -> Option<usize> {
+        let seg = self.segments.iter().rposition(|s| s.base <= d)?;
+        let sec = *self
+            .doc_to_sec
+            .get(seg)?
+            .get((d - self.segments[seg].base) as usize)?;
+        (sec != u32::MAX).then_some(sec as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{build_in_ram, query_groups};
+    use crate::model::{Page, Section};
+    use tantivy::collector::TopDocs;
+    use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+
+    fn page(url: &str, title: &str) -> Page {
+        Page {
+            url: url.into(),
+            title: title.into(),
+            description: format!("About {title}."),
+            markdown: String::new(),
+            sha256: String::new(),
+            path: url.into(),
+            etag: None,
+            last_modified: None,
+        }
+    }
+
+    fn sec(url: &str, heading: &str, text: &str) -> Section {
+        Section {
+            url: url.into(),
+            anchor: heading.to_lowercase(),
+            heading_path: vec!["T".into(), heading.into()],
+            level: 2,
+            text: text.into(),
+            ordinal: 0,
+            part: 0,
+        }
+    }
+
+    /// The boolean query the scan replaces, run by tantivy itself.
+    fn tantivy_top(index: &SectionIndex, groups: &[TermGroup]) -> Vec<(f32, usize)> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for g in groups {
+            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
+            for (k, t) in g.terms.iter().enumerate() {
+                let w = if g.terms.len() > 1 && k == 0 {
+                    WHOLE_WEIGHT
+                } else {
+                    1.0
+                };
+                for (field, fw) in index.fields.weighted() {
+                    let q = TermQuery::new(
+                        Term::from_field_text(field, t),
+                        IndexRecordOption::WithFreqs,
+                    );
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(q), fw * w * gw)),
+                    ));
+                }
+            }
+        }
+        let top = index
+            .searcher
+            .search(
+                &BooleanQuery::new(clauses),
+                &TopDocs::with_limit(100).order_by_score(),
+            )
+            .unwrap();
+        top.into_iter()
+            .map(|(s, a)| {
+                (
+                    s,
+                    index.doc_to_sec[a.segment_ord as usize][a.doc_id as usize] as usize,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn scores_and_order_are_tantivys_and_masks_name_the_terms_held() {
+        let urls = [
+            "https://d.example/a",
+            "https://d.example/b",
+            "https://d.example/c",
+        ];
+        let pages = vec![
+            page(urls[0], "Node"),
+            page(urls[1], "Timer"),
+            page(urls[2], "Signals"),
+        ];
+        let sections = vec![
+            sec(urls[0], "add_child", "Adds a child node. Call add_child from the main thread; a child is freed with its parent."),
+            sec(urls[0], "Groups", "Nodes join groups. A node in a group gets group calls."),
+            sec(urls[1], "one_shot", "A one shot timer stops after one timeout; connect its timeout signal."),
+            sec(urls[1], "Wait", "Wait for a timer with await. The timer node counts down."),
+            sec(urls[2], "Connecting", "Connect a signal with CONNECT_ONE_SHOT to disconnect after one emission."),
+            sec(urls[2], "Custom", "Declare a signal and emit it. Child scenes emit signals to parents."),
+        ];
+        let page_of = [0, 0, 1, 1, 2, 2];
+        let index = build_in_ram(&pages, &sections, &page_of).unwrap();
+        for query in [
+            "add_child from a thread",
+            "CONNECT_ONE_SHOT timer signal",
+            "child node signals",
+            "nothing here matches zzz",
+        ] {
+            let groups = query_groups(query);
+            let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
+            let scan = index.scan(&groups, &terms, 100).unwrap();
+            let want = tantivy_top(&index, &groups);
+            let got = scan.top();
+            assert_eq!(got.len(), want.len(), "{query}: {got:?} vs {want:?}");
+            for (g, w) in got.iter().zip(&want) {
+                // Same sections in the same order; scores equal but for the
+                // rounding of a differently ordered sum.
+                assert_eq!(g.1, w.1, "{query}: {got:?} vs {want:?}");
+                assert!(
+                    (g.0 - w.0).abs() <= 1e-5 * w.0,
+                    "{query}: {got:?} vs {want:?}"
+                );
+            }
+            for s in 0..sections.len() {
+                let text = format!(
+                    "{} {} {}",
+                    pages[page_of[s]].title,
+                    sections[s].heading_path[1..].join(" "),
+                    sections[s].text
+                );
+                let held = crate::index::terms(&text);
+                for (i, t) in terms.iter().enumerate() {
+                    let desc = crate::index::terms(&pages[page_of[s]].description);
+                    let want = held.contains(t) || desc.contains(t);
+                    assert_eq!(
+                        scan.mask(&index, s) & (1 << i) != 0,
+                        want,
+                        "{query}: section {s}, term {t}"
+                    );
+                }
+            }
+        }
+        // A limit keeps the best, in order; 0 keeps none.
+        let groups = query_groups("child node signals");
+        let all = index.scan(&groups, &[], 100).unwrap().top().to_vec();
+        assert!(all.len() >= 3, "{all:?}");
+        assert_eq!(index.scan(&groups, &[], 2).unwrap().top(), &all[..2]);
+        assert!(index.scan(&groups, &[], 0).unwrap().top().is_empty());
+    }
+}
