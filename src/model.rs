@@ -316,3 +316,23 @@ impl Normalized {
 pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
     crate::util::sha256_hex(format!("{title}\n\u{0}{description}\n\u{0}{markdown}").as_bytes())
 }
+
+/// Records for unit tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Page;
+
+    /// A page with a URL and a title, nothing else.
+    pub(crate) fn page(url: &str, title: &str) -> Page {
+        Page {
+            url: url.into(),
+            title: title.into(),
+            description: String::new(),
+            markdown: String::new(),
+            sha256: String::new(),
+            path: url.rsplit('/').next().unwrap_or_default().into(),
+            etag: None,
+            last_modified: None,
+        }
+    }
+}

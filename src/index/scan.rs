@@ -137,6 +137,24 @@ impl Drop for Scan {
     }
 }
 
+/// The scored terms of the query with their weights (before the field's),
+/// in the order their scores are summed: each group's whole form weighs more
+/// than its parts; a corrected spelling less than a word the query has.
+fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (&str, f32)> {
+    groups.iter().flat_map(|g| {
+        let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
+        let compound = g.terms.len() > 1;
+        g.terms.iter().enumerate().map(move |(k, t)| {
+            let w = if compound && k == 0 {
+                WHOLE_WEIGHT
+            } else {
+                1.0
+            };
+            (t.as_str(), w * gw)
+        })
+    })
+}
+
 fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
     move |e| IndexError {
         what: what.into(),
@@ -173,27 +191,18 @@ impl SectionIndex {
                 .position(|m| m == t)
                 .map_or(0, |i| 1 << i)
         };
-        // Scored clauses in the order the boolean query summed them.
         let mut scored_bits = 0u64;
-        for g in groups {
-            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
-            for (k, t) in g.terms.iter().enumerate() {
-                let w = if g.terms.len() > 1 && k == 0 {
-                    WHOLE_WEIGHT
-                } else {
-                    1.0
-                };
-                let bit = bit_of(t);
-                scored_bits |= bit;
-                for (fi, (field, fw)) in self.fields.weighted().into_iter().enumerate() {
-                    self.add_term(
-                        &mut scan.acc,
-                        fi,
-                        &Term::from_field_text(field, t),
-                        Some(fw * w * gw),
-                        bit,
-                    )?;
-                }
+        for (t, w) in clauses(groups) {
+            let bit = bit_of(t);
+            scored_bits |= bit;
+            for (fi, (field, fw)) in self.fields.weighted().into_iter().enumerate() {
+                self.add_term(
+                    &mut scan.acc,
+                    fi,
+                    &Term::from_field_text(field, t),
+                    Some(fw * w),
+                    bit,
+                )?;
             }
         }
         // Terms wanted only for their presence (a compound word's parts).
@@ -309,14 +318,8 @@ mod tests {
 
     fn page(url: &str, title: &str) -> Page {
         Page {
-            url: url.into(),
-            title: title.into(),
             description: format!("About {title}."),
-            markdown: String::new(),
-            sha256: String::new(),
-            path: url.into(),
-            etag: None,
-            last_modified: None,
+            ..crate::model::testing::page(url, title)
         }
     }
 
@@ -334,31 +337,23 @@ mod tests {
 
     /// The boolean query the scan replaces, run by tantivy itself.
     fn tantivy_top(index: &SectionIndex, groups: &[TermGroup]) -> Vec<(f32, usize)> {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for g in groups {
-            let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
-            for (k, t) in g.terms.iter().enumerate() {
-                let w = if g.terms.len() > 1 && k == 0 {
-                    WHOLE_WEIGHT
-                } else {
-                    1.0
-                };
-                for (field, fw) in index.fields.weighted() {
-                    let q = TermQuery::new(
-                        Term::from_field_text(field, t),
-                        IndexRecordOption::WithFreqs,
-                    );
-                    clauses.push((
-                        Occur::Should,
-                        Box::new(BoostQuery::new(Box::new(q), fw * w * gw)),
-                    ));
-                }
+        let mut boolean: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (t, w) in clauses(groups) {
+            for (field, fw) in index.fields.weighted() {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                boolean.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(q), fw * w)),
+                ));
             }
         }
         let top = index
             .searcher
             .search(
-                &BooleanQuery::new(clauses),
+                &BooleanQuery::new(boolean),
                 &TopDocs::with_limit(100).order_by_score(),
             )
             .unwrap();

@@ -589,20 +589,8 @@ pub fn calibrate(coverage: f64, bm25: f32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::testing::page;
     use crate::model::{Page, Section};
-
-    fn page(url: &str, title: &str) -> Page {
-        Page {
-            url: url.into(),
-            title: title.into(),
-            description: String::new(),
-            markdown: String::new(),
-            sha256: String::new(),
-            path: url.rsplit('/').next().unwrap_or_default().into(),
-            etag: None,
-            last_modified: None,
-        }
-    }
 
     fn sec(url: &str, heading: &str, anchor: &str, text: &str, part: u32) -> Section {
         Section {
