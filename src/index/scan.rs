@@ -367,6 +367,52 @@ mod tests {
             .collect()
     }
 
+    /// The scan against tantivy's own query over the same index: the same
+    /// sections matched, scores equal but for the rounding of a differently
+    /// ordered sum, best first with ties by section; and each section's mask
+    /// holds exactly the query terms its title, headings, description or
+    /// text has.
+    fn check(pages: &[Page], sections: &[Section], page_of: &[usize], query: &str) {
+        let index = build_in_ram(pages, sections, page_of).unwrap();
+        let groups = query_groups(query);
+        let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
+        let scan = index.scan(&groups, &terms, 1000).unwrap();
+        let got = scan.top();
+        let want: std::collections::BTreeMap<usize, f32> = tantivy_top(&index, &groups)
+            .into_iter()
+            .map(|(score, sec)| (sec, score))
+            .collect();
+        assert_eq!(got.len(), want.len(), "{query}: {got:?} vs {want:?}");
+        for w in got.windows(2) {
+            assert!(w[0].0 >= w[1].0, "{query}: not best first: {got:?}");
+        }
+        for &(score, sec) in got {
+            let w = want[&sec];
+            assert!(
+                (score - w).abs() <= 1e-5 * w,
+                "{query}: {got:?} vs {want:?}"
+            );
+        }
+        for (s, section) in sections.iter().enumerate() {
+            let page = &pages[page_of[s]];
+            let text = format!(
+                "{} {} {} {}",
+                page.title,
+                page.description,
+                section.heading_path[1..].join(" "),
+                section.text
+            );
+            let held = crate::index::terms(&text);
+            for (i, t) in terms.iter().enumerate().take(64) {
+                assert_eq!(
+                    scan.mask(&index, s) & (1 << i) != 0,
+                    held.contains(t),
+                    "{query}: section {s}, term {t}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn scores_and_order_are_tantivys_and_masks_name_the_terms_held() {
         let urls = [
@@ -388,52 +434,80 @@ mod tests {
             sec(urls[2], "Custom", "Declare a signal and emit it. Child scenes emit signals to parents."),
         ];
         let page_of = [0, 0, 1, 1, 2, 2];
-        let index = build_in_ram(&pages, &sections, &page_of).unwrap();
         for query in [
             "add_child from a thread",
             "CONNECT_ONE_SHOT timer signal",
             "child node signals",
             "nothing here matches zzz",
         ] {
-            let groups = query_groups(query);
-            let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
-            let scan = index.scan(&groups, &terms, 100).unwrap();
-            let want = tantivy_top(&index, &groups);
-            let got = scan.top();
-            assert_eq!(got.len(), want.len(), "{query}: {got:?} vs {want:?}");
-            for (g, w) in got.iter().zip(&want) {
-                // Same sections in the same order; scores equal but for the
-                // rounding of a differently ordered sum.
-                assert_eq!(g.1, w.1, "{query}: {got:?} vs {want:?}");
-                assert!(
-                    (g.0 - w.0).abs() <= 1e-5 * w.0,
-                    "{query}: {got:?} vs {want:?}"
-                );
-            }
-            for s in 0..sections.len() {
-                let text = format!(
-                    "{} {} {}",
-                    pages[page_of[s]].title,
-                    sections[s].heading_path[1..].join(" "),
-                    sections[s].text
-                );
-                let held = crate::index::terms(&text);
-                for (i, t) in terms.iter().enumerate() {
-                    let desc = crate::index::terms(&pages[page_of[s]].description);
-                    let want = held.contains(t) || desc.contains(t);
-                    assert_eq!(
-                        scan.mask(&index, s) & (1 << i) != 0,
-                        want,
-                        "{query}: section {s}, term {t}"
-                    );
-                }
-            }
+            check(&pages, &sections, &page_of, query);
         }
         // A limit keeps the best, in order; 0 keeps none.
+        let index = build_in_ram(&pages, &sections, &page_of).unwrap();
         let groups = query_groups("child node signals");
         let all = index.scan(&groups, &[], 100).unwrap().top().to_vec();
         assert!(all.len() >= 3, "{all:?}");
         assert_eq!(index.scan(&groups, &[], 2).unwrap().top(), &all[..2]);
         assert!(index.scan(&groups, &[], 0).unwrap().top().is_empty());
+    }
+
+    const WORDS: &[&str] = &[
+        "node",
+        "child",
+        "add_child",
+        "signal",
+        "timer",
+        "one",
+        "shot",
+        "CONNECT_ONE_SHOT",
+        "physics",
+        "process",
+        "_physics_process",
+        "CharacterBody2D",
+        "body",
+        "scene",
+        "tree",
+        "the",
+        "a",
+        "of",
+        "running",
+        "runs",
+        "Vector3",
+        "dot",
+        "--add-dir",
+        "tools/list",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn any_corpus_and_query_scan_as_tantivy_scores(
+            texts in proptest::collection::vec(
+                (0usize..3, proptest::collection::vec(0usize..WORDS.len(), 1..40)),
+                1..12,
+            ),
+            titles in proptest::collection::vec(0usize..WORDS.len(), 3),
+            query in proptest::collection::vec(0usize..WORDS.len() + 2, 1..7),
+        ) {
+            let urls = ["https://d.example/a", "https://d.example/b", "https://d.example/c"];
+            let pages: Vec<Page> = (0..3).map(|i| page(urls[i], WORDS[titles[i]])).collect();
+            // Sections grouped by page, in page order, as the build writes them.
+            let mut texts = texts;
+            texts.sort_by_key(|t| t.0);
+            let page_of: Vec<usize> = texts.iter().map(|t| t.0).collect();
+            let sections: Vec<Section> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (p, words))| {
+                    let text: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+                    sec(urls[*p], &format!("h{i} {}", WORDS[words[0]]), &text.join(" "))
+                })
+                .collect();
+            let query: Vec<&str> = query
+                .iter()
+                .map(|&w| WORDS.get(w).copied().unwrap_or("absent"))
+                .collect();
+            check(&pages, &sections, &page_of, &query.join(" "));
+        }
     }
 }
