@@ -95,12 +95,13 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Acc>> {
 
 /// The result of [`SectionIndex::scan`]: the best sections by BM25, and the
 /// query terms held by any section the scan touched.
-pub struct Scan {
+pub struct Scan<'a> {
+    index: &'a SectionIndex,
     top: Vec<(f32, usize)>,
     acc: Acc,
 }
 
-impl Scan {
+impl Scan<'_> {
     /// Top sections: (BM25 score, section number), best first; ties by
     /// document order, as tantivy breaks them.
     pub fn top(&self) -> &[(f32, usize)] {
@@ -109,9 +110,10 @@ impl Scan {
 
     /// Which of the scan's mask terms section `sec` holds in any searchable
     /// field (bit `t` for `mask_terms[t]`).
-    pub fn mask(&self, index: &SectionIndex, sec: usize) -> u64 {
-        match index.sec_to_doc.get(sec) {
-            Some(&(seg, doc)) if seg != u32::MAX => index
+    pub fn mask(&self, sec: usize) -> u64 {
+        match self.index.sec_to_doc.get(sec) {
+            Some(&(seg, doc)) if seg != u32::MAX => self
+                .index
                 .segments
                 .get(seg as usize)
                 .and_then(|s| self.acc.mask.get((s.base + doc) as usize))
@@ -122,7 +124,7 @@ impl Scan {
     }
 }
 
-impl Drop for Scan {
+impl Drop for Scan<'_> {
     fn drop(&mut self) {
         let mut acc = std::mem::take(&mut self.acc);
         for &d in &acc.touched {
@@ -173,7 +175,7 @@ impl SectionIndex {
         groups: &[TermGroup],
         mask_terms: &[String],
         limit: usize,
-    ) -> Result<Scan, IndexError> {
+    ) -> Result<Scan<'_>, IndexError> {
         let docs = self.total_docs as usize;
         let mut acc = pool().pop().unwrap_or_default();
         if acc.score.len() < docs {
@@ -181,6 +183,7 @@ impl SectionIndex {
             acc.mask.resize(docs, 0);
         }
         let mut scan = Scan {
+            index: self,
             top: Vec::new(),
             acc,
         };
@@ -405,7 +408,7 @@ mod tests {
             let held = crate::index::terms(&text);
             for (i, t) in terms.iter().enumerate().take(64) {
                 assert_eq!(
-                    scan.mask(&index, s) & (1 << i) != 0,
+                    scan.mask(s) & (1 << i) != 0,
                     held.contains(t),
                     "{query}: section {s}, term {t}"
                 );

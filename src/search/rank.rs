@@ -132,22 +132,22 @@ impl PageHit {
 
 /// The query groups as one source reads them, with their weights, and the
 /// scan of the source's postings for them.
-struct SourceQuery {
+struct SourceQuery<'a> {
     groups: Vec<TermGroup>,
     weights: Vec<f64>,
     parts_credit: f64,
     wants: MaskTerms,
-    scan: Scan,
+    scan: Scan<'a>,
 }
 
-impl SourceQuery {
+impl<'a> SourceQuery<'a> {
     /// Read the query against one source, keeping its `limit` best sections.
     fn new(
-        src: &LoadedSource,
+        src: &'a LoadedSource,
         base: &[TermGroup],
         rank: &RankConfig,
         limit: usize,
-    ) -> Result<SourceQuery, IndexError> {
+    ) -> Result<SourceQuery<'a>, IndexError> {
         let groups = if rank.typos {
             src.index.correct(base)?
         } else {
@@ -222,7 +222,7 @@ impl Library {
         base: &[TermGroup],
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
-    ) -> Result<(Vec<Scored>, HashMap<usize, SourceQuery>), IndexError> {
+    ) -> Result<(Vec<Scored>, HashMap<usize, SourceQuery<'_>>), IndexError> {
         let mut queries = HashMap::new();
         if base.is_empty() {
             return Ok((Vec::new(), queries));
@@ -366,8 +366,8 @@ impl Library {
     /// unrelated scales that shift from query to query; ranks do not. Pages
     /// only the dense side found join with their best section as the hit.
     #[allow(clippy::too_many_arguments)]
-    fn fuse_dense(
-        &self,
+    fn fuse_dense<'s>(
+        &'s self,
         hits: &mut Vec<PageHit>,
         sources: &[usize],
         base: &[TermGroup],
@@ -375,7 +375,7 @@ impl Library {
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
         weight: f64,
-        queries: &mut HashMap<usize, SourceQuery>,
+        queries: &mut HashMap<usize, SourceQuery<'s>>,
     ) -> Result<(), IndexError> {
         let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
@@ -537,15 +537,13 @@ impl MaskTerms {
     fn unit_masks(
         &self,
         src: &LoadedSource,
-        scan: &Scan,
+        scan: &Scan<'_>,
         units: &[(usize, f32, usize)],
     ) -> Vec<(u64, u64)> {
         units
             .iter()
             .map(|&(start, _, _)| {
-                let have = src
-                    .unit_range(start)
-                    .fold(0u64, |m, s| m | scan.mask(&src.index, s));
+                let have = src.unit_range(start).fold(0u64, |m, s| m | scan.mask(s));
                 let (mut mask, mut partial) = (0u64, 0u64);
                 for (g, &(whole, atoms)) in self.needs.iter().enumerate().take(64) {
                     let whole_ok = whole != 0 && have & whole == whole;
