@@ -3,7 +3,7 @@
 //! each stage lives in its own module and hands the next one its records.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::artifact::{self, ArtifactMeta};
@@ -728,11 +728,6 @@ pub fn lead_sentence(markdown: &str) -> String {
         }
     }
     String::new()
-}
-
-/// Where sources.yaml is looked for when `--config` is not given.
-pub fn default_config_path() -> PathBuf {
-    Path::new("sources.yaml").to_path_buf()
 }
 
 #[cfg(test)]

@@ -745,11 +745,6 @@ impl<'a, H: Hooks> Converter<'a, H> {
         self
     }
 
-    /// Access the hooks (adapters keep state there).
-    pub fn hooks_mut(&mut self) -> &mut H {
-        &mut self.hooks
-    }
-
     /// Convert `root` (the element itself and its subtree).
     pub fn convert(&mut self, root: ElementRef<'a>) -> Converted {
         self.convert_nodes(std::iter::once(*root))
