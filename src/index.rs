@@ -443,7 +443,7 @@ pub fn build_in_ram(
     SectionIndex::from_index(index)
 }
 
-fn fill(
+pub(crate) fn fill(
     index: &Index,
     pages: &[Page],
     sections: &[Section],
@@ -751,6 +751,7 @@ impl SectionIndex {
                 base,
                 inverted,
                 fieldnorms,
+                alive: seg.alive_bitset().cloned(),
             });
             base += seg.max_doc();
         }

@@ -14,6 +14,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use tantivy::fastfield::AliveBitSet;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
@@ -37,6 +38,9 @@ pub(super) struct SegmentFields {
     /// Per searchable field (in `Fields::weighted` order).
     pub(super) inverted: Vec<Arc<InvertedIndexReader>>,
     pub(super) fieldnorms: Vec<FieldNormReader>,
+    /// Documents not deleted, when some are (docsnap never deletes, but a
+    /// deleted document must not be answered whoever wrote the index).
+    pub(super) alive: Option<AliveBitSet>,
 }
 
 /// Per searchable field: BM25's length normalisation for each field-norm id
@@ -286,6 +290,10 @@ impl SectionIndex {
             let fieldnorms = &s.fieldnorms[field];
             let mut doc = postings.doc();
             while doc != TERMINATED {
+                if s.alive.as_ref().is_some_and(|a| !a.is_alive(doc)) {
+                    doc = postings.advance();
+                    continue;
+                }
                 let d = (s.base + doc) as usize;
                 acc.touch(d);
                 acc.mask[d] |= bit;
@@ -452,6 +460,43 @@ mod tests {
         assert!(all.len() >= 3, "{all:?}");
         assert_eq!(index.scan(&groups, &[], 2).unwrap().top(), &all[..2]);
         assert!(index.scan(&groups, &[], 0).unwrap().top().is_empty());
+    }
+
+    #[test]
+    fn deleted_documents_are_never_answered() {
+        let url = "https://d.example/a";
+        let pages = vec![page(url, "Timers")];
+        let sections = vec![
+            sec(url, "Start", "Start a timer node."),
+            sec(
+                url,
+                "Stop",
+                "Stop the timer node; a stopped timer keeps its wait time.",
+            ),
+            sec(url, "Nodes", "Every node can own a timer."),
+        ];
+        let (schema, f) = crate::index::schema();
+        let index = tantivy::Index::create_in_ram(schema);
+        crate::index::fill(&index, &pages, &sections, &[0, 0, 0]).unwrap();
+        let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        w.delete_query(Box::new(TermQuery::new(
+            Term::from_field_text(f.body, "stop"),
+            IndexRecordOption::Basic,
+        )))
+        .unwrap();
+        w.commit().unwrap();
+        let index = SectionIndex::from_index(index).unwrap();
+        let groups = query_groups("timer node");
+        let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
+        let scan = index.scan(&groups, &terms, 10).unwrap();
+        let found: Vec<usize> = scan.top().iter().map(|&(_, s)| s).collect();
+        let want: Vec<usize> = tantivy_top(&index, &groups)
+            .iter()
+            .map(|&(_, s)| s)
+            .collect();
+        assert_eq!(found, want);
+        assert!(!found.contains(&1) && found.len() == 2, "{found:?}");
+        assert_eq!(scan.mask(1), 0, "a deleted section holds nothing");
     }
 
     const WORDS: &[&str] = &[
