@@ -29,8 +29,10 @@ impl LinkCounts {
     }
 }
 
+/// An inline link as docsnap writes them: `](url)`, or `](<url>)` when the
+/// URL holds spaces or parentheses.
 static MD_LINK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"\]\((https?://[^)\s]+)\)").expect("valid regex")
+    regex::Regex::new(r"\]\((?:<(https?://[^>\n]+)>|(https?://[^)\s]+))\)").expect("valid regex")
 });
 
 /// Each page's canonical URL key → its index.
@@ -73,7 +75,7 @@ pub fn count_records(pages: &[Page], sections: &[Section]) -> LinkCounts {
     let mut page = vec![0u32; pages.len()];
     for (from, pg) in pages.iter().enumerate() {
         for c in MD_LINK.captures_iter(&pg.markdown) {
-            let target = c.get(1).map(|m| m.as_str()).unwrap_or("");
+            let target = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
             let (base, frag) = target.split_once('#').unwrap_or((target, ""));
             let Some(&to) = keys.get(&canonical_page_key(base)) else {
                 continue;
@@ -141,8 +143,12 @@ mod tests {
                 "[x](https://d.example/b#x) [x again](https://d.example/b#x) \
                  [b](https://d.example/b) [me](https://d.example/a#top) [o](https://o.example/)",
             ),
-            // Another spelling of a's URL still counts.
-            page(b, "[a](https://d.example/a/)"),
+            // Another spelling of a's URL still counts, and so does an
+            // angle-bracketed destination.
+            page(
+                b,
+                "[a](https://d.example/a/) [a top](<https://d.example/a#top>)",
+            ),
         ];
         let sections = [
             sec(a, "", 0),
@@ -152,10 +158,10 @@ mod tests {
             sec(b, "x", 1),
         ];
         let c = count_records(&pages, &sections);
-        assert_eq!(c.pages, [1, 3]);
+        assert_eq!(c.pages, [2, 3]);
         // Both parts of b#x share its count; the lead (anchor "") holds
         // the links to the page itself.
-        assert_eq!(c.sections, [1, 0, 1, 2, 2]);
+        assert_eq!(c.sections, [1, 1, 1, 2, 2]);
         assert!(c.fits(2, 5) && !c.fits(2, 4));
     }
 }
