@@ -772,22 +772,17 @@ impl SectionIndex {
         self.searcher.num_docs()
     }
 
-    /// In how many sections' bodies `term` occurs.
-    pub fn doc_freq(&self, term: &str) -> Result<u64, IndexError> {
-        self.searcher
-            .doc_freq(&Term::from_field_text(self.fields.body, term))
-            .map_err(ierr("term statistics read"))
-    }
-
     /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
     fn known(&self, term: &str) -> Result<bool, IndexError> {
-        for (f, _) in self.fields.weighted() {
-            let df = self
-                .searcher
-                .doc_freq(&Term::from_field_text(f, term))
-                .map_err(ierr("term statistics read"))?;
-            if df > 0 {
-                return Ok(true);
+        for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
+            let term = Term::from_field_text(f, term);
+            for seg in &self.segments {
+                let info = seg.inverted[fi]
+                    .get_term_info(&term)
+                    .map_err(scan::read_err("term dictionary read"))?;
+                if info.is_some() {
+                    return Ok(true);
+                }
             }
         }
         Ok(false)

@@ -102,6 +102,8 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Acc>> {
 pub struct Scan<'a> {
     index: &'a SectionIndex,
     top: Vec<(f32, usize)>,
+    /// Per query group: in how many sections' bodies its whole form occurs.
+    group_df: Vec<u64>,
     acc: Acc,
 }
 
@@ -110,6 +112,12 @@ impl Scan<'_> {
     /// document order, as tantivy breaks them.
     pub fn top(&self) -> &[(f32, usize)] {
         &self.top
+    }
+
+    /// Per query group, in how many sections' bodies its whole form occurs
+    /// (read during the scan, so the ranking's IDF weights cost no lookup).
+    pub fn group_doc_freq(&self) -> &[u64] {
+        &self.group_df
     }
 
     /// Which of the scan's mask terms section `sec` holds in any searchable
@@ -144,10 +152,11 @@ impl Drop for Scan<'_> {
 }
 
 /// The scored terms of the query with their weights (before the field's),
-/// in the order their scores are summed: each group's whole form weighs more
+/// in the order their scores are summed, each with its group and whether it
+/// is the group's whole form (its first term): the whole form weighs more
 /// than its parts; a corrected spelling less than a word the query has.
-fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (&str, f32)> {
-    groups.iter().flat_map(|g| {
+fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (usize, bool, &str, f32)> {
+    groups.iter().enumerate().flat_map(|(gi, g)| {
         let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
         let compound = g.terms.len() > 1;
         g.terms.iter().enumerate().map(move |(k, t)| {
@@ -156,12 +165,12 @@ fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (&str, f32)> {
             } else {
                 1.0
             };
-            (t.as_str(), w * gw)
+            (gi, k == 0, t.as_str(), w * gw)
         })
     })
 }
 
-fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
+pub(super) fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
     move |e| IndexError {
         what: what.into(),
         source: e.into(),
@@ -189,6 +198,7 @@ impl SectionIndex {
         let mut scan = Scan {
             index: self,
             top: Vec::new(),
+            group_df: vec![0; groups.len()],
             acc,
         };
         let bit_of = |t: &str| -> u64 {
@@ -199,17 +209,20 @@ impl SectionIndex {
                 .map_or(0, |i| 1 << i)
         };
         let mut scored_bits = 0u64;
-        for (t, w) in clauses(groups) {
+        for (gi, whole, t, w) in clauses(groups) {
             let bit = bit_of(t);
             scored_bits |= bit;
             for (fi, (field, fw)) in self.fields.weighted().into_iter().enumerate() {
-                self.add_term(
+                let df = self.add_term(
                     &mut scan.acc,
                     fi,
                     &Term::from_field_text(field, t),
                     Some(fw * w),
                     bit,
                 )?;
+                if whole && field == self.fields.body {
+                    scan.group_df[gi] = df;
+                }
             }
         }
         // Terms wanted only for their presence (a compound word's parts).
@@ -251,7 +264,8 @@ impl SectionIndex {
     }
 
     /// Add one term's postings in one field: to the scores with `boost`
-    /// (None: presence only) and to the masks with `bit`.
+    /// (None: presence only) and to the masks with `bit`. Returns the
+    /// term's document frequency in that field.
     fn add_term(
         &self,
         acc: &mut Acc,
@@ -259,9 +273,9 @@ impl SectionIndex {
         term: &Term,
         boost: Option<f32>,
         bit: u64,
-    ) -> Result<(), IndexError> {
+    ) -> Result<u64, IndexError> {
         if boost.is_none() && bit == 0 {
-            return Ok(());
+            return Ok(0);
         }
         let mut infos = Vec::with_capacity(self.segments.len());
         let mut doc_freq = 0u64;
@@ -273,7 +287,7 @@ impl SectionIndex {
             infos.push(ti);
         }
         if doc_freq == 0 {
-            return Ok(());
+            return Ok(0);
         }
         let weight = boost.map(|b| (idf(doc_freq, self.total_docs) * (1.0 + K1), b));
         let option = if weight.is_some() {
@@ -305,7 +319,7 @@ impl SectionIndex {
                 doc = postings.advance();
             }
         }
-        Ok(())
+        Ok(doc_freq)
     }
 
     /// The section stored in global document `d`.
@@ -349,7 +363,7 @@ mod tests {
     /// The boolean query the scan replaces, run by tantivy itself.
     fn tantivy_top(index: &SectionIndex, groups: &[TermGroup]) -> Vec<(f32, usize)> {
         let mut boolean: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (t, w) in clauses(groups) {
+        for (_, _, t, w) in clauses(groups) {
             for (field, fw) in index.fields.weighted() {
                 let q = TermQuery::new(
                     Term::from_field_text(field, t),

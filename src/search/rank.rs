@@ -153,9 +153,9 @@ impl<'a> SourceQuery<'a> {
         } else {
             base.to_vec()
         };
-        let weights = group_weights(src, &groups)?;
         let wants = MaskTerms::of(&groups);
         let scan = src.index.scan(&groups, &wants.terms, limit)?;
+        let weights = group_weights(src.index.num_docs(), scan.group_doc_freq());
         Ok(SourceQuery {
             groups,
             weights,
@@ -563,16 +563,13 @@ impl MaskTerms {
 
 /// IDF weight of each query group in one source: rare words count more; a
 /// word absent from the docs counts most.
-fn group_weights(src: &LoadedSource, groups: &[TermGroup]) -> Result<Vec<f64>, IndexError> {
-    let n = src.index.num_docs().max(1) as f64;
-    groups
+fn group_weights(docs: u64, doc_freqs: &[u64]) -> Vec<f64> {
+    let n = docs.max(1) as f64;
+    doc_freqs
         .iter()
-        .map(|g| {
-            let df = match g.terms.first() {
-                Some(t) => src.index.doc_freq(t)? as f64,
-                None => 0.0,
-            };
-            Ok(((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(0.05))
+        .map(|&df| {
+            let df = df as f64;
+            ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(0.05)
         })
         .collect()
 }
