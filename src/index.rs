@@ -717,6 +717,9 @@ impl SectionIndex {
         let searcher = reader.searcher();
         let mut doc_to_sec = Vec::new();
         let mut sec_to_doc: Vec<(u32, DocId)> = Vec::new();
+        let mut segments = Vec::new();
+        let mut base = 0u32;
+        let mut tokens = vec![0u64; fields.weighted().len()];
         for (ord, seg) in searcher.segment_readers().iter().enumerate() {
             let col = seg
                 .fast_fields()
@@ -734,11 +737,7 @@ impl SectionIndex {
                 }
             }
             doc_to_sec.push(map);
-        }
-        let mut segments = Vec::new();
-        let mut base = 0u32;
-        let mut tokens = vec![0u64; fields.weighted().len()];
-        for seg in searcher.segment_readers() {
+            // What a query reads of the segment, opened once here.
             let mut inverted = Vec::new();
             let mut fieldnorms = Vec::new();
             for (i, (f, _)) in fields.weighted().into_iter().enumerate() {
@@ -775,14 +774,9 @@ impl SectionIndex {
     /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
     fn known(&self, term: &str) -> Result<bool, IndexError> {
         for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
-            let term = Term::from_field_text(f, term);
-            for seg in &self.segments {
-                let info = seg.inverted[fi]
-                    .get_term_info(&term)
-                    .map_err(scan::read_err("term dictionary read"))?;
-                if info.is_some() {
-                    return Ok(true);
-                }
+            let infos = self.term_infos(fi, &Term::from_field_text(f, term))?;
+            if infos.iter().any(Option::is_some) {
+                return Ok(true);
             }
         }
         Ok(false)

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use tantivy::fastfield::AliveBitSet;
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::postings::Postings;
+use tantivy::postings::{Postings, TermInfo};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocSet, InvertedIndexReader, Term, TERMINATED};
 
@@ -170,7 +170,7 @@ fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (usize, bool, &str, f32
     })
 }
 
-pub(super) fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
+fn read_err(what: &'static str) -> impl Fn(std::io::Error) -> IndexError {
     move |e| IndexError {
         what: what.into(),
         source: e.into(),
@@ -274,18 +274,8 @@ impl SectionIndex {
         boost: Option<f32>,
         bit: u64,
     ) -> Result<u64, IndexError> {
-        if boost.is_none() && bit == 0 {
-            return Ok(0);
-        }
-        let mut infos = Vec::with_capacity(self.segments.len());
-        let mut doc_freq = 0u64;
-        for s in &self.segments {
-            let ti = s.inverted[field]
-                .get_term_info(term)
-                .map_err(read_err("term dictionary read"))?;
-            doc_freq += ti.as_ref().map_or(0, |t| t.doc_freq as u64);
-            infos.push(ti);
-        }
+        let infos = self.term_infos(field, term)?;
+        let doc_freq: u64 = infos.iter().flatten().map(|t| t.doc_freq as u64).sum();
         if doc_freq == 0 {
             return Ok(0);
         }
@@ -320,6 +310,23 @@ impl SectionIndex {
             }
         }
         Ok(doc_freq)
+    }
+
+    /// `term`'s dictionary entry in searchable field `field` of each
+    /// segment (None where the segment does not hold it).
+    pub(super) fn term_infos(
+        &self,
+        field: usize,
+        term: &Term,
+    ) -> Result<Vec<Option<TermInfo>>, IndexError> {
+        self.segments
+            .iter()
+            .map(|s| {
+                s.inverted[field]
+                    .get_term_info(term)
+                    .map_err(read_err("term dictionary read"))
+            })
+            .collect()
     }
 
     /// The section stored in global document `d`.
