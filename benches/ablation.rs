@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use docsnap::search::rank::RankConfig;
+use docsnap::search::rank::{FamilyLevers, RankConfig};
 use docsnap::search::Library;
 use docsnap::serve::tools::{ToolFamily, ToolRegistry};
 use docsnap::util::canonical_page_key;
@@ -86,14 +86,47 @@ fn main() {
     let reg = ToolRegistry::new(ToolFamily::ALL);
     let shipped = RankConfig::default();
     let lexical = RankConfig {
-        dense_agent_docs: 0.0,
-        dense_godot: 0.0,
-        dense_leapview: 0.0,
+        agent_docs: FamilyLevers {
+            dense: 0.0,
+            ..shipped.agent_docs
+        },
+        godot: FamilyLevers {
+            dense: 0.0,
+            ..shipped.godot
+        },
+        leapview: FamilyLevers {
+            dense: 0.0,
+            ..shipped.leapview
+        },
         ..shipped.clone()
     };
     let mut variants: Vec<(&str, RankConfig)> = vec![
         ("shipped defaults", shipped.clone()),
         ("lexical only (no dense)", lexical.clone()),
+        (
+            "lexical, no pseudo-relevance feedback",
+            RankConfig {
+                godot: FamilyLevers {
+                    feedback: 0.0,
+                    ..lexical.godot
+                },
+                leapview: FamilyLevers {
+                    feedback: 0.0,
+                    ..lexical.leapview
+                },
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, feedback on for agent-docs too",
+            RankConfig {
+                agent_docs: FamilyLevers {
+                    feedback: 0.7,
+                    ..lexical.agent_docs
+                },
+                ..lexical.clone()
+            },
+        ),
         (
             "lexical, no typo tolerance",
             RankConfig {
@@ -196,9 +229,18 @@ fn main() {
         variants.push((
             "dense only",
             RankConfig {
-                dense_agent_docs: 1.0,
-                dense_godot: 1.0,
-                dense_leapview: 1.0,
+                agent_docs: FamilyLevers {
+                    dense: 1.0,
+                    ..shipped.agent_docs
+                },
+                godot: FamilyLevers {
+                    dense: 1.0,
+                    ..shipped.godot
+                },
+                leapview: FamilyLevers {
+                    dense: 1.0,
+                    ..shipped.leapview
+                },
                 dense_adaptive: 0.0,
                 ..shipped.clone()
             },
@@ -300,6 +342,15 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "parts_credit" => c.parts_credit = f(),
+        "feedback_pages" => c.feedback_pages = f() as usize,
+        "feedback_terms" => c.feedback_terms = f() as usize,
+        "feedback_adaptive" => c.feedback_adaptive = f(),
+        "dense_agent_docs" => c.agent_docs.dense = f(),
+        "dense_godot" => c.godot.dense = f(),
+        "dense_leapview" => c.leapview.dense = f(),
+        "feedback_agent_docs" => c.agent_docs.feedback = f(),
+        "feedback_godot" => c.godot.feedback = f(),
+        "feedback_leapview" => c.leapview.feedback = f(),
         _ => panic!("{key}: not a RankConfig lever"),
     }
 }

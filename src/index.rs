@@ -517,6 +517,13 @@ pub struct TermGroup {
     /// Set when the word is absent from the docs and `terms` holds its
     /// nearest spelling instead (typo tolerance): it then counts for less.
     pub corrected: bool,
+    /// How much the group counts, in BM25 and in coverage: 1 for a word of
+    /// the query, less for a word the ranking added.
+    pub weight: f32,
+    /// Set for a word the ranking added (pseudo-relevance feedback), not
+    /// one of the query's: it ranks, but how much of the query a page
+    /// covers is not measured by it.
+    pub added: bool,
 }
 
 fn group_of(word: &str) -> Option<TermGroup> {
@@ -545,6 +552,8 @@ fn group_of(word: &str) -> Option<TermGroup> {
         terms: dedup,
         atoms,
         corrected: false,
+        weight: 1.0,
+        added: false,
     })
 }
 
@@ -771,6 +780,19 @@ impl SectionIndex {
         self.searcher.num_docs()
     }
 
+    /// In how many sections' bodies `term` (an analyzed term) occurs.
+    pub fn body_doc_freq(&self, term: &str) -> Result<u64, IndexError> {
+        let body = self.fields.body;
+        let fi = self
+            .fields
+            .weighted()
+            .iter()
+            .position(|(f, _)| *f == body)
+            .expect("the body is a searchable field");
+        let infos = self.term_infos(fi, &Term::from_field_text(body, term))?;
+        Ok(infos.iter().flatten().map(|t| t.doc_freq as u64).sum())
+    }
+
     /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
     fn known(&self, term: &str) -> Result<bool, IndexError> {
         for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
@@ -789,7 +811,11 @@ impl SectionIndex {
         groups
             .iter()
             .map(|g| {
-                if g.terms.len() != 1 || !g.atoms.is_empty() || self.known(&g.terms[0])? {
+                if g.added
+                    || g.terms.len() != 1
+                    || !g.atoms.is_empty()
+                    || self.known(&g.terms[0])?
+                {
                     return Ok(g.clone());
                 }
                 let vocab = self
@@ -803,6 +829,8 @@ impl SectionIndex {
                         terms: vec![w.to_string()],
                         atoms: Vec::new(),
                         corrected: true,
+                        weight: g.weight,
+                        added: g.added,
                     },
                     None => g.clone(),
                 })

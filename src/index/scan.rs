@@ -157,7 +157,7 @@ impl Drop for Scan<'_> {
 /// than its parts; a corrected spelling less than a word the query has.
 fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (usize, bool, &str, f32)> {
     groups.iter().enumerate().flat_map(|(gi, g)| {
-        let gw = if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
+        let gw = g.weight * if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
         let compound = g.terms.len() > 1;
         g.terms.iter().enumerate().map(move |(k, t)| {
             let w = if compound && k == 0 {

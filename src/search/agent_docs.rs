@@ -67,13 +67,8 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
-        let mut hits = self.rank_pages(
-            &sources,
-            &args.query,
-            None,
-            limit * 2,
-            self.rank.dense_agent_docs,
-        )?;
+        let mut hits =
+            self.rank_pages(&sources, &args.query, None, limit * 2, self.rank.agent_docs)?;
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
         let named = named_products(&args.query);

@@ -252,7 +252,7 @@ impl Library {
             &query,
             kind.as_ref().map(|_| keep_ref),
             limit + 1,
-            self.rank.dense_godot,
+            self.rank.godot,
         )?;
         let refs = src.classes()?;
         let mut out = Vec::new();

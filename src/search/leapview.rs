@@ -115,7 +115,7 @@ impl Library {
             query,
             prefix.as_ref().map(|_| keep_ref),
             MAX_RESULTS,
-            self.rank.dense_leapview,
+            self.rank.leapview,
         )?;
         let total = hits.len().min(MAX_RESULTS);
         let page: Vec<DocsMatch> = hits

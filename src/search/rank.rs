@@ -14,8 +14,16 @@
 //! one alone — a page that answers the whole question beats one that shares a
 //! single rare word with it.
 //!
-//! Word presence is read from the index's postings, never by re-analyzing a
-//! section's text at query time.
+//! When the best page of this pass covers the query poorly (the user's
+//! words, not the docs'), the words its best pages share are added at a low
+//! weight and the ranking runs again (pseudo-relevance feedback, per tool
+//! family): "volume sliders" finds pages that speak of a "bus", and "bus"
+//! finds the page on audio buses. Added words rank pages but never count in
+//! coverage, so the shown score still says how much of the *question* a page
+//! holds.
+//!
+//! Word presence is read from the index's postings; only feedback re-analyzes
+//! text at query time (the few best units of the first pass).
 
 use std::collections::HashMap;
 
@@ -30,6 +38,10 @@ const CANDIDATES: usize = 60;
 const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
+
+/// In how many of the feedback pages a word must be: a word one page
+/// repeats is that page's topic, a word several share is the question's.
+const FEEDBACK_MIN_PAGES: usize = 2;
 
 /// Share of a group's weight counted when only its corrected spelling matched.
 const CORRECTED_CREDIT: f64 = 0.7;
@@ -51,11 +63,11 @@ pub struct RankConfig {
     pub coverage_power: f64,
     /// Weight of the link-popularity prior.
     pub inlink_weight: f64,
-    /// Weight of dense retrieval in the fusion, per tool family (used only
-    /// with a model and vectors).
-    pub dense_agent_docs: f64,
-    pub dense_godot: f64,
-    pub dense_leapview: f64,
+    /// Per tool family: the weight of dense retrieval in the fusion (used
+    /// only with a model and vectors) and of pseudo-relevance feedback.
+    pub agent_docs: FamilyLevers,
+    pub godot: FamilyLevers,
+    pub leapview: FamilyLevers,
     /// How strongly the dense weight shrinks as the best lexical page
     /// covers more of the query (0: a fixed weight).
     pub dense_adaptive: f64,
@@ -68,6 +80,12 @@ pub struct RankConfig {
     /// `add_child`) a unit holds only as scattered parts, against 1 for the
     /// word whole.
     pub parts_credit: f64,
+    /// Pseudo-relevance feedback: how many first-pass pages are read for
+    /// words, how many words are added, and how fast their weight shrinks
+    /// as the best first-pass page covers more of the query.
+    pub feedback_pages: usize,
+    pub feedback_terms: usize,
+    pub feedback_adaptive: f64,
 }
 
 impl Default for RankConfig {
@@ -78,15 +96,38 @@ impl Default for RankConfig {
             page_union: 0.5,
             coverage_power: 2.0,
             inlink_weight: 0.08,
-            dense_agent_docs: 0.5,
-            dense_godot: 0.5,
-            dense_leapview: 0.5,
+            agent_docs: FamilyLevers {
+                dense: 0.5,
+                feedback: 0.0,
+            },
+            godot: FamilyLevers {
+                dense: 0.5,
+                feedback: 0.7,
+            },
+            leapview: FamilyLevers {
+                dense: 0.5,
+                feedback: 0.7,
+            },
             dense_adaptive: 2.0,
             monotone_scores: true,
             named_product_boost: 3.0,
             parts_credit: 0.85,
+            feedback_pages: 3,
+            feedback_terms: 8,
+            feedback_adaptive: 1.0,
         }
     }
+}
+
+/// The levers set per tool family: their corpora and questions differ
+/// enough that one weight does not suit all (see BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FamilyLevers {
+    /// Weight of dense retrieval in the rank fusion (0: lexical only).
+    pub dense: f64,
+    /// Weight of the words pseudo-relevance feedback adds, against a query
+    /// word's 1, before it shrinks with the first pass's coverage (0: off).
+    pub feedback: f64,
 }
 
 /// A filter on candidate sections: (source, section number) → keep?
@@ -168,13 +209,21 @@ impl<'a> SourceQuery<'a> {
     /// Coverage of a set of groups (bit mask; `partial`: those held only
     /// as parts), in [0, 1].
     fn coverage(&self, mask: u64, partial: u64) -> f64 {
-        let total: f64 = self.weights.iter().sum();
+        // Words the ranking added rank pages but do not measure how much of
+        // the query they cover: the shown score keeps its meaning.
+        let total: f64 = self
+            .groups
+            .iter()
+            .zip(&self.weights)
+            .filter(|(g, _)| !g.added)
+            .map(|(_, w)| w)
+            .sum();
         if total <= 0.0 {
             return 0.0;
         }
         let mut got = 0.0;
         for (i, (g, w)) in self.groups.iter().zip(&self.weights).enumerate() {
-            if i < 64 && mask & (1 << i) != 0 {
+            if i < 64 && mask & (1 << i) != 0 && !g.added {
                 let parts = if partial & (1 << i) != 0 {
                     self.parts_credit
                 } else {
@@ -294,18 +343,55 @@ impl Library {
 
     /// Pages ranked by their best unit and what their units cover together,
     /// each with its matching units, scored (see [`assign_scores`]). With a
-    /// model and `dense_weight > 0`, the lexical ranking is fused with the
-    /// pages nearest to the query in meaning (see [`Library::fuse_dense`]).
+    /// model and `levers.dense > 0`, the lexical ranking is fused with the
+    /// pages nearest to the query in meaning (see [`Library::fuse_dense`]);
+    /// with `levers.feedback > 0` and a first pass that covers the query
+    /// poorly, ranked again with words of its best pages
+    /// (see [`Library::feedback_groups`]).
     pub fn rank_pages(
         &self,
         sources: &[usize],
         query: &str,
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
-        dense_weight: f64,
+        levers: FamilyLevers,
     ) -> Result<Vec<PageHit>, IndexError> {
         let base = Self::query_of(query);
         let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages)?;
+        let mut hits = self.pages_of(units, &queries);
+        let extra = self.feedback_groups(&hits, &base, levers.feedback)?;
+        if !extra.is_empty() {
+            let all: Vec<TermGroup> = base.iter().cloned().chain(extra).collect();
+            let (units, q) = self.rank_units(sources, &all, keep, want_pages)?;
+            hits = self.pages_of(units, &q);
+            queries = q;
+        }
+        if levers.dense > 0.0 {
+            if let Some(model) = &self.model {
+                let qv = model.embed(query);
+                self.fuse_dense(
+                    &mut hits,
+                    sources,
+                    &base,
+                    &qv,
+                    keep,
+                    want_pages,
+                    levers.dense,
+                    &mut queries,
+                )?;
+            }
+        }
+        assign_scores(&mut hits, self.rank.monotone_scores);
+        Ok(hits)
+    }
+
+    /// Group ranked units by page: each page ranked by its best unit, lifted
+    /// by what its units cover together beyond it; best first.
+    fn pages_of(
+        &self,
+        units: Vec<Scored>,
+        queries: &HashMap<usize, SourceQuery<'_>>,
+    ) -> Vec<PageHit> {
         let mut hits: Vec<PageHit> = Vec::new();
         let mut slot: rustc_hash::FxHashMap<(usize, usize), usize> = Default::default();
         for s in units {
@@ -341,23 +427,100 @@ impl Library {
             h.rank = best.rank_score * (1.0 + self.rank.page_union * gain);
         }
         sort_hits(&mut hits, |h| h.rank);
-        if dense_weight > 0.0 {
-            if let Some(model) = &self.model {
-                let qv = model.embed(query);
-                self.fuse_dense(
-                    &mut hits,
-                    sources,
-                    &base,
-                    &qv,
-                    keep,
-                    want_pages,
-                    dense_weight,
-                    &mut queries,
-                )?;
+        hits
+    }
+
+    /// Pseudo-relevance feedback (RM3's idea): the words the best pages of
+    /// a first pass share and the query lacks, as extra low-weight query
+    /// words for a second pass. A user's words ("volume sliders") often
+    /// find a page near the answer whose own words ("bus") find the answer.
+    /// The less of the query the best page covers, the more they count.
+    fn feedback_groups(
+        &self,
+        hits: &[PageHit],
+        base: &[TermGroup],
+        weight: f64,
+    ) -> Result<Vec<TermGroup>, IndexError> {
+        let r = &self.rank;
+        let top_cov = hits.first().map(|h| h.coverage).unwrap_or(1.0);
+        let weight = weight * (1.0 - top_cov).max(0.0).powf(r.feedback_adaptive);
+        if r.feedback_pages == 0 || r.feedback_terms == 0 || weight <= 0.0 || hits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let known: rustc_hash::FxHashSet<&str> = base
+            .iter()
+            .flat_map(|g| g.terms.iter().chain(&g.atoms))
+            .map(String::as_str)
+            .collect();
+        let mut analyzer = crate::index::analyzer();
+        // Per term: summed share of each feedback text, and in how many.
+        let mut stats: HashMap<String, (f64, usize)> = HashMap::new();
+        let fb = &hits[..hits.len().min(r.feedback_pages)];
+        for h in fb {
+            let src = &self.sources[h.source];
+            let mut tf: HashMap<String, u32> = HashMap::new();
+            let mut n = 0u32;
+            for sec in src.unit_of(h.best().section) {
+                let s = &src.sections[sec];
+                for text in s.heading_path.iter().chain(std::iter::once(&s.text)) {
+                    let mut ts = analyzer.token_stream(text);
+                    while ts.advance() {
+                        let t = &ts.token().text;
+                        n += 1;
+                        if t.len() < 3
+                            || known.contains(t.as_str())
+                            || crate::index::is_stopword(t)
+                            || t.chars().any(|c| c.is_ascii_digit())
+                        {
+                            continue;
+                        }
+                        *tf.entry(t.clone()).or_default() += 1;
+                    }
+                }
+            }
+            for (t, c) in tf {
+                let e = stats.entry(t).or_default();
+                e.0 += c as f64 / n.max(1) as f64;
+                e.1 += 1;
             }
         }
-        assign_scores(&mut hits, self.rank.monotone_scores);
-        Ok(hits)
+        let min_docs = FEEDBACK_MIN_PAGES.min(fb.len());
+        let mut cands: Vec<(String, f64)> = stats
+            .into_iter()
+            .filter(|(_, (_, d))| *d >= min_docs)
+            .map(|(t, (p, _))| (t, p))
+            .collect();
+        cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        cands.truncate(r.feedback_terms * 4);
+        let mut srcs: Vec<usize> = fb.iter().map(|h| h.source).collect();
+        srcs.sort_unstable();
+        srcs.dedup();
+        let docs: u64 = srcs.iter().map(|&s| self.sources[s].index.num_docs()).sum();
+        let mut scored = Vec::new();
+        for (t, p) in cands {
+            let mut df = 0;
+            for &s in &srcs {
+                df += self.sources[s].index.body_doc_freq(&t)?;
+            }
+            if df < 2 {
+                continue;
+            }
+            let idf = group_weights(docs, &[df])[0];
+            scored.push((t, p * idf));
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(scored
+            .into_iter()
+            .take(r.feedback_terms)
+            .map(|(t, _)| TermGroup {
+                word: t.clone(),
+                terms: vec![t],
+                atoms: Vec::new(),
+                corrected: false,
+                weight: weight as f32,
+                added: true,
+            })
+            .collect())
     }
 
     /// Weighted reciprocal-rank fusion of the lexical page ranking with the
@@ -522,6 +685,10 @@ impl MaskTerms {
         let needs = groups
             .iter()
             .map(|g| {
+                if g.added {
+                    // Not part of coverage: no bits spent on it.
+                    return (0, 0);
+                }
                 let whole = g.terms.first().map(&mut bit).unwrap_or(0);
                 let atoms = g.atoms.iter().fold(0u64, |m, t| m | bit(t));
                 (whole, atoms)
@@ -626,7 +793,7 @@ mod tests {
             ],
         );
         let hits = lib
-            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, 0.0)
+            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, FamilyLevers::default())
             .unwrap();
         assert_eq!(hits.len(), 2, "{hits:?}");
         assert_eq!(hits[0].page, 0, "{hits:?}");
@@ -636,11 +803,68 @@ mod tests {
         let mut full = lib;
         full.rank.parts_credit = 1.0;
         let hits = full
-            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, 0.0)
+            .rank_pages(&[0], "CONNECT_ONE_SHOT", None, 5, FamilyLevers::default())
             .unwrap();
         assert!(
             (hits[0].coverage - hits[1].coverage).abs() < 1e-9,
             "{hits:?}"
+        );
+    }
+
+    #[test]
+    fn feedback_reaches_a_page_only_the_docs_words_lead_to() {
+        // The question's words find two pages that both speak of a "bus";
+        // the page about buses shares no word with the question.
+        let lib = library(
+            vec![page(A, "Sliders"), page(B, "Mixing"), page(C, "Buses")],
+            vec![
+                sec(
+                    A,
+                    "Volume sliders",
+                    "v",
+                    "Volume sliders for music and sound effects: each slider sets a bus.",
+                    0,
+                ),
+                sec(
+                    B,
+                    "Music",
+                    "m",
+                    "Music and sound effects play through a bus; the bus sets the volume.",
+                    0,
+                ),
+                sec(
+                    C,
+                    "Buses",
+                    "b",
+                    "Route a player to a bus. A bus can be muted.",
+                    0,
+                ),
+            ],
+        );
+        let q = "volume sliders for music and sound effects in a game";
+        let on = FamilyLevers {
+            dense: 0.0,
+            feedback: 0.7,
+        };
+        let without = lib
+            .rank_pages(&[0], q, None, 5, FamilyLevers::default())
+            .unwrap();
+        assert!(without.iter().all(|h| h.page != 2), "no query word is on C");
+        let with = lib.rank_pages(&[0], q, None, 5, on).unwrap();
+        let c = with.iter().find(|h| h.page == 2).expect("feedback finds C");
+        // C covers none of the question: its shown score says so.
+        assert_eq!(c.score, 0.0);
+        assert_eq!(
+            with[0].page, without[0].page,
+            "the first pass's best stays first"
+        );
+        // A query the first pass covers whole adds nothing.
+        let full = "volume sliders";
+        assert_eq!(
+            lib.rank_pages(&[0], full, None, 5, on).unwrap().len(),
+            lib.rank_pages(&[0], full, None, 5, FamilyLevers::default())
+                .unwrap()
+                .len()
         );
     }
 
@@ -661,7 +885,7 @@ mod tests {
             ],
         );
         let hits = lib
-            .rank_pages(&[0], "paralax backround", None, 5, 0.0)
+            .rank_pages(&[0], "paralax backround", None, 5, FamilyLevers::default())
             .unwrap();
         assert!(!hits.is_empty(), "a misspelled query found nothing");
         assert!(hits.iter().all(|h| h.page != 2), "unrelated page matched");
@@ -679,7 +903,13 @@ mod tests {
         assert!(!groups[0].corrected && !groups[2].corrected, "{groups:?}");
         // Corrected words count for less than the real ones.
         let exact = lib
-            .rank_pages(&[0], "parallax background", None, 5, 0.0)
+            .rank_pages(
+                &[0],
+                "parallax background",
+                None,
+                5,
+                FamilyLevers::default(),
+            )
             .unwrap();
         assert!(
             exact[0].score > hits[0].score,
@@ -716,7 +946,13 @@ mod tests {
         );
         assert!((from_a[0].coverage - 1.0).abs() < 1e-9, "{:?}", from_a[0]);
         let pages = lib
-            .rank_pages(&[0], "signal orphan children", None, 5, 0.0)
+            .rank_pages(
+                &[0],
+                "signal orphan children",
+                None,
+                5,
+                FamilyLevers::default(),
+            )
             .unwrap();
         assert_eq!(pages[0].page, 0, "{pages:?}");
     }
@@ -738,7 +974,9 @@ mod tests {
             ],
         );
         for q in ["tween easing timer", "tween", "timer node easing curves"] {
-            let hits = lib.rank_pages(&[0], q, None, 5, 0.0).unwrap();
+            let hits = lib
+                .rank_pages(&[0], q, None, 5, FamilyLevers::default())
+                .unwrap();
             assert!(hits.len() >= 2, "{q}: {hits:?}");
             for w in hits.windows(2) {
                 assert!(

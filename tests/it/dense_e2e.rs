@@ -76,7 +76,10 @@ fn build_with_model_and_serve_hybrid() {
     // The dense side alone finds pages too (a query with no word of the docs).
     let lib_dense = Library {
         rank: docsnap::search::rank::RankConfig {
-            dense_leapview: 1.0,
+            leapview: docsnap::search::rank::FamilyLevers {
+                dense: 1.0,
+                feedback: 0.0,
+            },
             dense_adaptive: 0.0,
             ..Default::default()
         },

@@ -180,7 +180,9 @@ fn a_new_sphinx_site_is_added_by_configuration_alone() {
     // The artifact loads and answers like any other source.
     let (lib, warnings) = docsnap::search::Library::load_dir(out.path()).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
-    let hits = lib.rank_pages(&[0], "gizmo spacing", None, 3, 0.0).unwrap();
+    let hits = lib
+        .rank_pages(&[0], "gizmo spacing", None, 3, Default::default())
+        .unwrap();
     let top = &lib.sources[0].pages[hits[0].page];
     assert!(top.url.ends_with("guide/config.html"), "{}", top.url);
     assert!(hits[0].score >= 0.5, "{}", hits[0].score);
