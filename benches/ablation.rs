@@ -106,6 +106,10 @@ fn main() {
         (
             "lexical, no pseudo-relevance feedback",
             RankConfig {
+                agent_docs: FamilyLevers {
+                    feedback: 0.0,
+                    ..lexical.agent_docs
+                },
                 godot: FamilyLevers {
                     feedback: 0.0,
                     ..lexical.godot
@@ -113,16 +117,6 @@ fn main() {
                 leapview: FamilyLevers {
                     feedback: 0.0,
                     ..lexical.leapview
-                },
-                ..lexical.clone()
-            },
-        ),
-        (
-            "lexical, feedback on for agent-docs too",
-            RankConfig {
-                agent_docs: FamilyLevers {
-                    feedback: 0.7,
-                    ..lexical.agent_docs
                 },
                 ..lexical.clone()
             },

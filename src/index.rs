@@ -357,15 +357,30 @@ impl<S: TokenStream> TokenStream for MemoStemmerStream<'_, S> {
     }
 }
 
+thread_local! {
+    /// One analyzer per thread, kept: its stemmer's memo then serves every
+    /// query the thread answers instead of starting cold each time (bounded
+    /// by [`STEM_MEMO_MAX`]).
+    static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
+}
+
 /// Analyze text into index terms.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut a = analyzer();
-    let mut ts = a.token_stream(text);
     let mut out = Vec::new();
-    while ts.advance() {
-        out.push(ts.token().text.clone());
-    }
+    for_each_term(text, |t| out.push(t.to_string()));
     out
+}
+
+/// Call `f` with each index term of `text` in order, allocating nothing per
+/// term. `f` must not analyze text itself (the thread's analyzer is busy).
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    ANALYZER.with(|a| {
+        let mut a = a.borrow_mut();
+        let mut ts = a.token_stream(text);
+        while ts.advance() {
+            f(&ts.token().text);
+        }
+    })
 }
 
 /// The fields of a section document.
@@ -599,7 +614,11 @@ pub fn is_stopword(w: &str) -> bool {
         "s", "vs", "via", "just", "also", "some", "way", "make", "want", "need", "possible",
         "anyone", "tell", "explain",
     ];
-    STOP.contains(&w)
+    // A set, not a scan of the list: feedback asks for every word of the
+    // pages it reads.
+    static SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+        std::sync::LazyLock::new(|| STOP.iter().copied().collect());
+    SET.contains(w)
 }
 
 /// The index's words (body, title and headings) that typo tolerance may

@@ -136,6 +136,57 @@ impl Scan<'_> {
     }
 }
 
+impl Scan<'_> {
+    /// Score more groups into this scan (words pseudo-relevance feedback
+    /// added) and select the top again: only their postings are read, the
+    /// query's own were read once. They take no mask bits.
+    pub fn add_groups(&mut self, groups: &[TermGroup], limit: usize) -> Result<(), IndexError> {
+        let first = self.group_df.len();
+        self.group_df.resize(first + groups.len(), 0);
+        let index = self.index;
+        for (gi, whole, t, w) in clauses(groups) {
+            for (fi, (field, fw)) in index.fields.weighted().into_iter().enumerate() {
+                let df = index.add_term(
+                    &mut self.acc,
+                    fi,
+                    &Term::from_field_text(field, t),
+                    Some(fw * w),
+                    0,
+                )?;
+                if whole && field == index.fields.body {
+                    self.group_df[first + gi] = df;
+                }
+            }
+        }
+        self.select_top(limit);
+        Ok(())
+    }
+
+    /// Keep the `limit` best-scored sections touched, best first; ties by
+    /// document order, as tantivy breaks them.
+    fn select_top(&mut self, limit: usize) {
+        let mut hits: Vec<(f32, u32)> = self
+            .acc
+            .touched
+            .iter()
+            .map(|&d| (self.acc.score[d as usize], d))
+            .filter(|&(s, _)| s > 0.0)
+            .collect();
+        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if limit == 0 {
+            hits.clear();
+        } else if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable_by(order);
+        self.top = hits
+            .into_iter()
+            .filter_map(|(s, d)| Some((s, self.index.section_at(d)?)))
+            .collect();
+    }
+}
+
 impl Drop for Scan<'_> {
     fn drop(&mut self) {
         let mut acc = std::mem::take(&mut self.acc);
@@ -241,25 +292,7 @@ impl SectionIndex {
                 )?;
             }
         }
-        let mut hits: Vec<(f32, u32)> = scan
-            .acc
-            .touched
-            .iter()
-            .map(|&d| (scan.acc.score[d as usize], d))
-            .filter(|&(s, _)| s > 0.0)
-            .collect();
-        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if limit == 0 {
-            hits.clear();
-        } else if hits.len() > limit {
-            hits.select_nth_unstable_by(limit - 1, order);
-            hits.truncate(limit);
-        }
-        hits.sort_unstable_by(order);
-        scan.top = hits
-            .into_iter()
-            .filter_map(|(s, d)| Some((s, self.section_at(d)?)))
-            .collect();
+        scan.select_top(limit);
         Ok(scan)
     }
 
@@ -577,6 +610,49 @@ mod tests {
                 .map(|&w| WORDS.get(w).copied().unwrap_or("absent"))
                 .collect();
             check(&pages, &sections, &page_of, &query.join(" "));
+        }
+
+        /// Words added to a scan afterwards score exactly as if the scan had
+        /// read them with the query's own (feedback relies on it).
+        #[test]
+        fn groups_added_later_score_as_groups_scanned_at_once(
+            texts in proptest::collection::vec(
+                proptest::collection::vec(0usize..WORDS.len(), 1..30),
+                1..10,
+            ),
+            query in proptest::collection::vec(0usize..WORDS.len(), 2..7),
+            split in 1usize..6,
+        ) {
+            let url = "https://d.example/a";
+            let pages = vec![page(url, "T")];
+            let page_of = vec![0; texts.len()];
+            let sections: Vec<Section> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, words)| {
+                    let text: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+                    sec(url, &format!("h{i}"), &text.join(" "))
+                })
+                .collect();
+            let idx = build_in_ram(&pages, &sections, &page_of).unwrap();
+            let words: Vec<&str> = query.iter().map(|&w| WORDS[w]).collect();
+            let groups = crate::index::query_groups_all(&words.join(" "));
+            let split = split.min(groups.len());
+            let (base, extra) = groups.split_at(split);
+            let extra: Vec<TermGroup> = extra
+                .iter()
+                .map(|g| TermGroup { weight: 0.5, added: true, ..g.clone() })
+                .collect();
+            let all: Vec<TermGroup> = base.iter().cloned().chain(extra.iter().cloned()).collect();
+            let mask_terms: Vec<String> = base.iter().map(|g| g.terms[0].clone()).collect();
+            let once = idx.scan(&all, &mask_terms, 50).unwrap();
+            let mut later = idx.scan(base, &mask_terms, 50).unwrap();
+            later.add_groups(&extra, 50).unwrap();
+            proptest::prop_assert_eq!(once.top(), later.top());
+            proptest::prop_assert_eq!(once.group_doc_freq(), later.group_doc_freq());
+            for s in 0..sections.len() {
+                proptest::prop_assert_eq!(once.mask(s), later.mask(s));
+            }
         }
     }
 }

@@ -39,9 +39,27 @@ const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
+/// How many sections a source's scan keeps: the candidates wanted, or many
+/// more when a filter will drop most of them.
+fn scan_depth(filtered: bool, want_pages: usize) -> usize {
+    let wanted = CANDIDATES.max(want_pages * PER_PAGE);
+    if filtered {
+        FILTERED_CANDIDATES.max(wanted)
+    } else {
+        wanted
+    }
+}
+
 /// In how many of the feedback pages a word must be: a word one page
 /// repeats is that page's topic, a word several share is the question's.
 const FEEDBACK_MIN_PAGES: usize = 2;
+
+/// Text read from one feedback page, in bytes, from the start of its best
+/// unit: where a section states its topic. Reading analyzes text at query
+/// time, the costliest step of feedback; 2,000 bytes ranked as well as
+/// 20,000 on both question sets (BENCHMARKS.md) and bound the work on huge
+/// or hostile pages.
+const FEEDBACK_TEXT_BYTES: usize = 2_000;
 
 /// Share of a group's weight counted when only its corrected spelling matched.
 const CORRECTED_CREDIT: f64 = 0.7;
@@ -98,7 +116,7 @@ impl Default for RankConfig {
             inlink_weight: 0.08,
             agent_docs: FamilyLevers {
                 dense: 0.5,
-                feedback: 0.0,
+                feedback: 0.7,
             },
             godot: FamilyLevers {
                 dense: 0.5,
@@ -177,6 +195,8 @@ struct SourceQuery<'a> {
     groups: Vec<TermGroup>,
     weights: Vec<f64>,
     parts_credit: f64,
+    /// Sections in the source's index (for IDF weights).
+    docs: u64,
     wants: MaskTerms,
     scan: Scan<'a>,
 }
@@ -196,14 +216,25 @@ impl<'a> SourceQuery<'a> {
         };
         let wants = MaskTerms::of(&groups);
         let scan = src.index.scan(&groups, &wants.terms, limit)?;
-        let weights = group_weights(src.index.num_docs(), scan.group_doc_freq());
+        let docs = src.index.num_docs();
+        let weights = group_weights(docs, scan.group_doc_freq());
         Ok(SourceQuery {
             groups,
             weights,
+            docs,
             parts_credit: rank.parts_credit,
             wants,
             scan,
         })
+    }
+
+    /// Add the words pseudo-relevance feedback chose: scored into the same
+    /// scan, weighted by their rarity like the query's own.
+    fn add_groups(&mut self, extra: &[TermGroup], limit: usize) -> Result<(), IndexError> {
+        self.scan.add_groups(extra, limit)?;
+        self.groups.extend(extra.iter().cloned());
+        self.weights = group_weights(self.docs, self.scan.group_doc_freq());
+        Ok(())
     }
 
     /// Coverage of a set of groups (bit mask; `partial`: those held only
@@ -276,16 +307,27 @@ impl Library {
         if base.is_empty() {
             return Ok((Vec::new(), queries));
         }
+        let limit = scan_depth(keep.is_some(), want_pages);
+        for &si in sources {
+            let q = SourceQuery::new(&self.sources[si], base, &self.rank, limit)?;
+            queries.insert(si, q);
+        }
+        Ok((self.units_of(sources, &queries, keep, want_pages), queries))
+    }
+
+    /// The candidate units of each source's scan, scored and ranked.
+    fn units_of(
+        &self,
+        sources: &[usize],
+        queries: &HashMap<usize, SourceQuery<'_>>,
+        keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
+    ) -> Vec<Scored> {
         let wanted = CANDIDATES.max(want_pages * PER_PAGE);
-        let limit = if keep.is_some() {
-            FILTERED_CANDIDATES.max(wanted)
-        } else {
-            wanted
-        };
         let mut out = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
-            let q = SourceQuery::new(src, base, &self.rank, limit)?;
+            let Some(q) = queries.get(&si) else { continue };
             // Units in BM25 order; a unit's score is its best part's.
             let mut units: Vec<(usize, f32, usize)> = Vec::new(); // (unit start, bm25, best section)
             let mut seen = rustc_hash::FxHashSet::default();
@@ -320,7 +362,6 @@ impl Library {
                     rank_score: 0.0,
                 });
             }
-            queries.insert(si, q);
         }
         let max_bm25 = out.iter().map(|s| s.bm25).fold(0.0f32, f32::max).max(1e-6);
         for s in &mut out {
@@ -338,7 +379,7 @@ impl Library {
                 .then(a.source.cmp(&b.source))
                 .then(a.section.cmp(&b.section))
         });
-        Ok((out, queries))
+        out
     }
 
     /// Pages ranked by their best unit and what their units cover together,
@@ -361,10 +402,11 @@ impl Library {
         let mut hits = self.pages_of(units, &queries);
         let extra = self.feedback_groups(&hits, &base, levers.feedback)?;
         if !extra.is_empty() {
-            let all: Vec<TermGroup> = base.iter().cloned().chain(extra).collect();
-            let (units, q) = self.rank_units(sources, &all, keep, want_pages)?;
-            hits = self.pages_of(units, &q);
-            queries = q;
+            let limit = scan_depth(keep.is_some(), want_pages);
+            for q in queries.values_mut() {
+                q.add_groups(&extra, limit)?;
+            }
+            hits = self.pages_of(self.units_of(sources, &queries, keep, want_pages), &queries);
         }
         if levers.dense > 0.0 {
             if let Some(model) = &self.model {
@@ -452,30 +494,41 @@ impl Library {
             .flat_map(|g| g.terms.iter().chain(&g.atoms))
             .map(String::as_str)
             .collect();
-        let mut analyzer = crate::index::analyzer();
         // Per term: summed share of each feedback text, and in how many.
         let mut stats: HashMap<String, (f64, usize)> = HashMap::new();
         let fb = &hits[..hits.len().min(r.feedback_pages)];
         for h in fb {
             let src = &self.sources[h.source];
-            let mut tf: HashMap<String, u32> = HashMap::new();
+            let mut tf: rustc_hash::FxHashMap<String, u32> = Default::default();
             let mut n = 0u32;
+            let mut budget = FEEDBACK_TEXT_BYTES;
             for sec in src.unit_of(h.best().section) {
                 let s = &src.sections[sec];
                 for text in s.heading_path.iter().chain(std::iter::once(&s.text)) {
-                    let mut ts = analyzer.token_stream(text);
-                    while ts.advance() {
-                        let t = &ts.token().text;
+                    let mut end = budget.min(text.len());
+                    while !text.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    budget -= end;
+                    crate::index::for_each_term(&text[..end], |t| {
                         n += 1;
                         if t.len() < 3
-                            || known.contains(t.as_str())
+                            || known.contains(t)
                             || crate::index::is_stopword(t)
-                            || t.chars().any(|c| c.is_ascii_digit())
+                            || t.bytes().any(|c| c.is_ascii_digit())
                         {
-                            continue;
+                            return;
                         }
-                        *tf.entry(t.clone()).or_default() += 1;
-                    }
+                        match tf.get_mut(t) {
+                            Some(c) => *c += 1,
+                            None => {
+                                tf.insert(t.to_string(), 1);
+                            }
+                        }
+                    });
+                }
+                if budget == 0 {
+                    break;
                 }
             }
             for (t, c) in tf {
