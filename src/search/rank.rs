@@ -17,8 +17,8 @@
 //! When the best page of this pass covers the query poorly (the user's
 //! words, not the docs'), the words its best pages share are added at a low
 //! weight and the ranking runs again (pseudo-relevance feedback, per tool
-//! family): "volume sliders" finds pages that speak of a "bus", and "bus"
-//! finds the page on audio buses. Added words rank pages but never count in
+//! family): "render ten thousand grass blades" finds performance pages that
+//! speak of `MultiMesh`, and `multimesh` finds the page on using it. Added words rank pages but never count in
 //! coverage, so the shown score still says how much of the *question* a page
 //! holds.
 //!
@@ -474,8 +474,8 @@ impl Library {
 
     /// Pseudo-relevance feedback (RM3's idea): the words the best pages of
     /// a first pass share and the query lacks, as extra low-weight query
-    /// words for a second pass. A user's words ("volume sliders") often
-    /// find a page near the answer whose own words ("bus") find the answer.
+    /// words for a second pass. A user's words ("ten thousand grass blades")
+    /// often find pages near the answer whose own words ("multimesh") find it.
     /// The less of the query the best page covers, the more they count.
     fn feedback_groups(
         &self,
