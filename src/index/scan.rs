@@ -141,25 +141,39 @@ impl Scan<'_> {
     /// added) and select the top again: only their postings are read, the
     /// query's own were read once. They take no mask bits.
     pub fn add_groups(&mut self, groups: &[TermGroup], limit: usize) -> Result<(), IndexError> {
+        self.score(groups, |_| 0)?;
+        self.select_top(limit);
+        Ok(())
+    }
+
+    /// Score `groups` into the accumulators, each term's presence also
+    /// recorded under `bit_of(term)`; returns the bits so recorded.
+    fn score(
+        &mut self,
+        groups: &[TermGroup],
+        bit_of: impl Fn(&str) -> u64,
+    ) -> Result<u64, IndexError> {
         let first = self.group_df.len();
         self.group_df.resize(first + groups.len(), 0);
         let index = self.index;
+        let mut scored_bits = 0u64;
         for (gi, whole, t, w) in clauses(groups) {
+            let bit = bit_of(t);
+            scored_bits |= bit;
             for (fi, (field, fw)) in index.fields.weighted().into_iter().enumerate() {
                 let df = index.add_term(
                     &mut self.acc,
                     fi,
                     &Term::from_field_text(field, t),
                     Some(fw * w),
-                    0,
+                    bit,
                 )?;
                 if whole && field == index.fields.body {
                     self.group_df[first + gi] = df;
                 }
             }
         }
-        self.select_top(limit);
-        Ok(())
+        Ok(scored_bits)
     }
 
     /// Keep the `limit` best-scored sections touched, best first; ties by
@@ -249,7 +263,7 @@ impl SectionIndex {
         let mut scan = Scan {
             index: self,
             top: Vec::new(),
-            group_df: vec![0; groups.len()],
+            group_df: Vec::with_capacity(groups.len()),
             acc,
         };
         let bit_of = |t: &str| -> u64 {
@@ -259,23 +273,7 @@ impl SectionIndex {
                 .position(|m| m == t)
                 .map_or(0, |i| 1 << i)
         };
-        let mut scored_bits = 0u64;
-        for (gi, whole, t, w) in clauses(groups) {
-            let bit = bit_of(t);
-            scored_bits |= bit;
-            for (fi, (field, fw)) in self.fields.weighted().into_iter().enumerate() {
-                let df = self.add_term(
-                    &mut scan.acc,
-                    fi,
-                    &Term::from_field_text(field, t),
-                    Some(fw * w),
-                    bit,
-                )?;
-                if whole && field == self.fields.body {
-                    scan.group_df[gi] = df;
-                }
-            }
-        }
+        let scored_bits = scan.score(groups, bit_of)?;
         // Terms wanted only for their presence (a compound word's parts).
         for (i, t) in mask_terms.iter().enumerate().take(64) {
             let bit = 1u64 << i;
