@@ -269,23 +269,35 @@ fn split_parts_into(word: &str, out: &mut Vec<(usize, usize)>) {
 /// The analyzer used for indexing and for queries: code-aware words, lower
 /// case, very long tokens dropped, English stemming.
 pub fn analyzer() -> TextAnalyzer {
+    analyzer_remembering(STEM_MEMO_MAX)
+}
+
+/// [`analyzer`] whose stemmer remembers at most `words` words.
+fn analyzer_remembering(words: usize) -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(RemoveLongFilter::limit(64))
         .filter(LowerCaser)
-        .filter(MemoStemmer)
+        .filter(MemoStemmer { max: words })
         .build()
 }
 
 /// Most words a [`MemoStemmer`] remembers before it starts afresh (bounds
 /// its memory on hostile input).
 const STEM_MEMO_MAX: usize = 100_000;
+/// The same for the analyzer each server thread keeps for queries: the
+/// server runs tools on blocking threads, as many as the load calls for,
+/// and each keeps its own memo, so it stays small (a few hundred KB).
+const QUERY_STEM_MEMO_MAX: usize = 4_096;
 
 /// English (Snowball) stemming that remembers the words it has stemmed.
 /// Documentation repeats a vocabulary of a few tens of thousands of words
 /// millions of times, and stemming each occurrence anew was a tenth of a
 /// build's CPU. Same stems as tantivy's `Stemmer` (same algorithm).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MemoStemmer;
+#[derive(Clone, Copy, Debug)]
+pub struct MemoStemmer {
+    /// Most words remembered before the memo starts afresh.
+    max: usize,
+}
 
 impl TokenFilter for MemoStemmer {
     type Tokenizer<T: Tokenizer> = MemoStemmerFilter<T>;
@@ -294,6 +306,7 @@ impl TokenFilter for MemoStemmer {
         MemoStemmerFilter {
             inner,
             memo: Default::default(),
+            max: self.max,
         }
     }
 }
@@ -304,6 +317,7 @@ impl TokenFilter for MemoStemmer {
 pub struct MemoStemmerFilter<T> {
     inner: T,
     memo: rustc_hash::FxHashMap<String, String>,
+    max: usize,
 }
 
 impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
@@ -313,6 +327,7 @@ impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
         MemoStemmerStream {
             tail: self.inner.token_stream(text),
             memo: &mut self.memo,
+            max: self.max,
             stemmer: rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English),
         }
     }
@@ -322,6 +337,7 @@ impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
 pub struct MemoStemmerStream<'a, S> {
     tail: S,
     memo: &'a mut rustc_hash::FxHashMap<String, String>,
+    max: usize,
     stemmer: rust_stemmers::Stemmer,
 }
 
@@ -338,7 +354,7 @@ impl<S: TokenStream> TokenStream for MemoStemmerStream<'_, S> {
             }
             None => {
                 let stem = self.stemmer.stem(&token.text).into_owned();
-                if self.memo.len() >= STEM_MEMO_MAX {
+                if self.memo.len() >= self.max {
                     self.memo.clear();
                 }
                 let word = std::mem::replace(&mut token.text, stem.clone());
@@ -360,8 +376,9 @@ impl<S: TokenStream> TokenStream for MemoStemmerStream<'_, S> {
 thread_local! {
     /// One analyzer per thread, kept: its stemmer's memo then serves every
     /// query the thread answers instead of starting cold each time (bounded
-    /// by [`STEM_MEMO_MAX`]).
-    static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
+    /// by [`QUERY_STEM_MEMO_MAX`]).
+    static ANALYZER: std::cell::RefCell<TextAnalyzer> =
+        std::cell::RefCell::new(analyzer_remembering(QUERY_STEM_MEMO_MAX));
 }
 
 /// Analyze text into index terms.
@@ -844,12 +861,10 @@ impl SectionIndex {
                     .map_err(Clone::clone)?;
                 Ok(match vocab.nearest(&g.terms[0]) {
                     Some(w) => TermGroup {
-                        word: g.word.clone(),
                         terms: vec![w.to_string()],
                         atoms: Vec::new(),
                         corrected: true,
-                        weight: g.weight,
-                        added: g.added,
+                        ..g.clone()
                     },
                     None => g.clone(),
                 })
@@ -899,14 +914,17 @@ mod tests {
             want.push(ts.token().text.clone());
         }
         // Twice through one analyzer: the second pass reads from the memo.
-        let mut memo = analyzer();
-        for _ in 0..2 {
-            let mut got = Vec::new();
-            let mut ts = memo.token_stream(text);
-            while ts.advance() {
-                got.push(ts.token().text.clone());
+        // A memo far smaller than the text's words starts afresh many
+        // times: the stems stay the same.
+        for mut memo in [analyzer(), analyzer_remembering(3)] {
+            for _ in 0..2 {
+                let mut got = Vec::new();
+                let mut ts = memo.token_stream(text);
+                while ts.advance() {
+                    got.push(ts.token().text.clone());
+                }
+                assert_eq!(got, want);
             }
-            assert_eq!(got, want);
         }
         assert!(want.contains(&"run".to_string()), "{want:?}");
     }

@@ -39,17 +39,6 @@ const PER_PAGE: usize = 5;
 /// Candidates when a filter will drop many of them.
 const FILTERED_CANDIDATES: usize = 2000;
 
-/// How many sections a source's scan keeps: the candidates wanted, or many
-/// more when a filter will drop most of them.
-fn scan_depth(filtered: bool, want_pages: usize) -> usize {
-    let wanted = CANDIDATES.max(want_pages * PER_PAGE);
-    if filtered {
-        FILTERED_CANDIDATES.max(wanted)
-    } else {
-        wanted
-    }
-}
-
 /// In how many of the feedback pages a word must be: a word one page
 /// repeats is that page's topic, a word several share is the question's.
 const FEEDBACK_MIN_PAGES: usize = 2;
@@ -197,6 +186,8 @@ struct SourceQuery<'a> {
     parts_credit: f64,
     /// Sections in the source's index (for IDF weights).
     docs: u64,
+    /// How many sections the scan keeps.
+    limit: usize,
     wants: MaskTerms,
     scan: Scan<'a>,
 }
@@ -222,6 +213,7 @@ impl<'a> SourceQuery<'a> {
             groups,
             weights,
             docs,
+            limit,
             parts_credit: rank.parts_credit,
             wants,
             scan,
@@ -230,8 +222,8 @@ impl<'a> SourceQuery<'a> {
 
     /// Add the words pseudo-relevance feedback chose: scored into the same
     /// scan, weighted by their rarity like the query's own.
-    fn add_groups(&mut self, extra: &[TermGroup], limit: usize) -> Result<(), IndexError> {
-        self.scan.add_groups(extra, limit)?;
+    fn add_groups(&mut self, extra: &[TermGroup]) -> Result<(), IndexError> {
+        self.scan.add_groups(extra, self.limit)?;
         self.groups.extend(extra.iter().cloned());
         self.weights = group_weights(self.docs, self.scan.group_doc_freq());
         Ok(())
@@ -307,7 +299,13 @@ impl Library {
         if base.is_empty() {
             return Ok((Vec::new(), queries));
         }
-        let limit = scan_depth(keep.is_some(), want_pages);
+        // Many more sections when a filter will drop most of them.
+        let wanted = CANDIDATES.max(want_pages * PER_PAGE);
+        let limit = if keep.is_some() {
+            FILTERED_CANDIDATES.max(wanted)
+        } else {
+            wanted
+        };
         for &si in sources {
             let q = SourceQuery::new(&self.sources[si], base, &self.rank, limit)?;
             queries.insert(si, q);
@@ -402,9 +400,8 @@ impl Library {
         let mut hits = self.pages_of(units, &queries);
         let extra = self.feedback_groups(&hits, &base, levers.feedback)?;
         if !extra.is_empty() {
-            let limit = scan_depth(keep.is_some(), want_pages);
             for q in queries.values_mut() {
-                q.add_groups(&extra, limit)?;
+                q.add_groups(&extra)?;
             }
             hits = self.pages_of(self.units_of(sources, &queries, keep, want_pages), &queries);
         }
