@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
+use crate::index::UNIT_TERMS_FILE;
 use crate::util::sha256_hex;
 use sha2::{Digest, Sha256};
 
@@ -456,7 +457,8 @@ pub struct Served {
     pub sections: Vec<Section>,
     pub bodies: PageBodies,
     /// Verified bytes of the further record files a server parses itself
-    /// ([`CLASSES_FILE`], [`LINKS_FILE`]), when the artifact has them.
+    /// ([`CLASSES_FILE`], [`LINKS_FILE`], [`UNIT_TERMS_FILE`]), when the
+    /// artifact has them.
     pub extras: BTreeMap<&'static str, Vec<u8>>,
 }
 
@@ -481,7 +483,7 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
     const SECTIONS: &str = "sections.jsonl";
     let manifest = read_manifest(dir)?;
     check_schema(dir, &manifest)?;
-    let later = [PAGES, SECTIONS, CLASSES_FILE, LINKS_FILE];
+    let later = [PAGES, SECTIONS, CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE];
     check_files(dir, &manifest, &hash_tree_except(dir, &later)?)?;
 
     // The handle that is hashed is the one held for the bodies: a page stays
@@ -519,7 +521,7 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
         });
     }
     let mut extras = BTreeMap::new();
-    for name in [CLASSES_FILE, LINKS_FILE] {
+    for name in [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE] {
         if manifest.files.contains_key(name) {
             extras.insert(name, read_verified(dir, &manifest, name)?);
         }

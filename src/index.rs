@@ -19,7 +19,9 @@ use tantivy::{doc, DocId, Index, Searcher, Term};
 use crate::model::{Page, Section};
 
 mod scan;
+pub mod unit_terms;
 pub use scan::Scan;
+pub use unit_terms::{UnitTerms, UNIT_TERMS_FILE};
 
 /// Name under which the analyzer is registered with tantivy.
 pub const TOKENIZER: &str = "docsnap";

@@ -172,8 +172,8 @@ pub const RECORDS_VERSION: u32 = 3;
 /// different artifact, so a no-change rebuild replaces a snapshot an older
 /// docsnap wrote instead of keeping it as "unchanged". (The crate version
 /// cannot serve: it moves on releases, not on such changes.) Revision 2:
-/// `links.json`, an index without positions.
-pub const ARTIFACT_REVISION: u32 = 2;
+/// `links.json`, an index without positions. Revision 3: `unit_terms.bin`.
+pub const ARTIFACT_REVISION: u32 = 3;
 
 /// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

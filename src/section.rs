@@ -89,6 +89,21 @@ pub fn split(
     out
 }
 
+/// For each section, the first section of its unit: the parts an overlong
+/// section was split into (consecutive, same page and anchor, part numbers
+/// in sequence) form one unit, one answer; any other section is its own.
+pub fn unit_starts(sections: &[Section]) -> Vec<u32> {
+    let mut unit_start: Vec<u32> = Vec::with_capacity(sections.len());
+    for (i, s) in sections.iter().enumerate() {
+        let joins = i > 0 && {
+            let prev = &sections[i - 1];
+            s.part > 1 && prev.part + 1 == s.part && prev.url == s.url && prev.anchor == s.anchor
+        };
+        unit_start.push(if joins { unit_start[i - 1] } else { i as u32 });
+    }
+    unit_start
+}
+
 /// `(part number, text)` pieces of a section: `[(0, text)]` when it fits.
 fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
     if max_chars == 0 || text.chars().count() <= max_chars {

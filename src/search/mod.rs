@@ -74,6 +74,8 @@ pub struct LoadedSource {
     /// For each section, the first section of its unit: the parts an
     /// overlong section was split into form one unit, one answer.
     unit_start: Vec<u32>,
+    /// Term counts of each unit's head, for pseudo-relevance feedback.
+    pub unit_terms: crate::index::UnitTerms,
     /// Dense vectors of the sections (row = section number), when the
     /// artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
@@ -93,13 +95,14 @@ impl LoadedSource {
         let index = crate::index::build_in_ram(&pages, &sections, &page_of)
             .expect("an in-memory index of valid records cannot fail");
         let links = crate::inlinks::count_records(&pages, &sections);
-        Self::with_index(manifest, pages, sections, index, links)
+        Self::with_index(manifest, pages, sections, index, links, None)
     }
 
     /// Load a verified artifact directory with its on-disk index (page
     /// bodies stay on disk until asked for).
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
         use crate::artifact::{parse_json, CLASSES_FILE, LINKS_FILE};
+        use crate::index::{UnitTerms, UNIT_TERMS_FILE};
         let mut a = crate::artifact::open_served(dir)?;
         let index = SectionIndex::open(&dir.join("index"))?;
         // Counted at build time; older artifacts are counted here, from
@@ -120,7 +123,17 @@ impl LoadedSource {
                 message: "link counts do not match the page and section records".into(),
             });
         }
-        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links);
+        // Counted at build time too; older artifacts are counted here.
+        let unit_terms = match a.extras.remove(UNIT_TERMS_FILE) {
+            Some(b) => Some(UnitTerms::from_bytes(&b, a.sections.len()).map_err(|message| {
+                crate::artifact::ArtifactError::Corrupt {
+                    path: dir.join(UNIT_TERMS_FILE),
+                    message,
+                }
+            })?),
+            None => None,
+        };
+        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links, unit_terms);
         s.bodies = Some(a.bodies);
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
@@ -196,6 +209,7 @@ impl LoadedSource {
         sections: Vec<Section>,
         index: SectionIndex,
         links: crate::inlinks::LinkCounts,
+        unit_terms: Option<crate::index::UnitTerms>,
     ) -> Self {
         let url_to_page = crate::inlinks::page_keys(&pages);
         let page_sections = crate::inlinks::page_ranges(pages.len(), &sections, &url_to_page);
@@ -206,17 +220,9 @@ impl LoadedSource {
             }
         }
         let (section_inlinks, page_inlinks) = (links.sections, links.pages);
-        let mut unit_start: Vec<u32> = Vec::with_capacity(sections.len());
-        for (i, s) in sections.iter().enumerate() {
-            let joins = i > 0 && {
-                let prev = &sections[i - 1];
-                s.part > 1
-                    && prev.part + 1 == s.part
-                    && prev.url == s.url
-                    && prev.anchor == s.anchor
-            };
-            unit_start.push(if joins { unit_start[i - 1] } else { i as u32 });
-        }
+        let unit_start = crate::section::unit_starts(&sections);
+        let unit_terms = unit_terms
+            .unwrap_or_else(|| crate::index::UnitTerms::compute(&sections, &unit_start));
         LoadedSource {
             manifest,
             pages,
@@ -227,6 +233,7 @@ impl LoadedSource {
             page_inlinks,
             index,
             unit_start,
+            unit_terms,
             vectors: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
@@ -580,6 +587,25 @@ mod link_tests {
         assert!(e.contains("changed on disk"), "{e}");
         assert_eq!(s.page_markdown(0).unwrap(), pages[0].markdown);
         let dir = write_with_links();
+
+        // Feedback's term counts: read from the artifact when it has them
+        // (equal to counting them here, as is done for older artifacts); a
+        // file whose bytes match the manifest but do not parse is refused.
+        let terms = tempfile::tempdir().unwrap();
+        let write_terms = |bytes: Option<Vec<u8>>| {
+            let extras: Vec<_> = bytes
+                .into_iter()
+                .map(|b| (crate::index::UNIT_TERMS_FILE, b))
+                .collect();
+            crate::artifact::write(terms.path(), &meta, &pages, &sections, &[], &extras).unwrap()
+        };
+        let counted = LoadedSource::open(&write_terms(None)).unwrap().unit_terms;
+        assert!(counted.sections() == sections.len() && counted != Default::default());
+        let d = write_terms(Some(counted.to_bytes()));
+        assert_eq!(LoadedSource::open(&d).unwrap().unit_terms, counted);
+        let d = write_terms(Some(b"DSUT0001 and then nonsense".to_vec()));
+        let e = LoadedSource::open(&d).err().unwrap().to_string();
+        assert!(e.contains("unit_terms.bin"), "{e}");
 
         // Counts that are not the ones the manifest lists are refused.
         std::fs::write(

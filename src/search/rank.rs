@@ -22,8 +22,10 @@
 //! coverage, so the shown score still says how much of the *question* a page
 //! holds.
 //!
-//! Word presence is read from the index's postings; only feedback re-analyzes
-//! text at query time (the few best units of the first pass).
+//! Word presence is read from the index's postings, and feedback's words
+//! from the term counts of each unit's head the build made
+//! ([`crate::index::UnitTerms`]): no text is analyzed at query time but the
+//! query's.
 
 use std::collections::HashMap;
 
@@ -42,13 +44,6 @@ const FILTERED_CANDIDATES: usize = 2000;
 /// In how many of the feedback pages a word must be: a word one page
 /// repeats is that page's topic, a word several share is the question's.
 const FEEDBACK_MIN_PAGES: usize = 2;
-
-/// Text read from one feedback page, in bytes, from the start of its best
-/// unit: where a section states its topic. Reading analyzes text at query
-/// time, the costliest step of feedback; 2,000 bytes ranked as well as
-/// 20,000 on both question sets (BENCHMARKS.md) and bound the work on huge
-/// or hostile pages.
-const FEEDBACK_TEXT_BYTES: usize = 2_000;
 
 /// Share of a group's weight counted when only its corrected spelling matched.
 const CORRECTED_CREDIT: f64 = 0.7;
@@ -492,50 +487,25 @@ impl Library {
             .map(String::as_str)
             .collect();
         // Per term: summed share of each feedback text, and in how many.
-        let mut stats: HashMap<String, (f64, usize)> = HashMap::new();
+        // The counts of each unit's head were made at build time
+        // (`UnitTerms`); only the query's own words are dropped here.
+        let mut stats: rustc_hash::FxHashMap<&str, (f64, usize)> = Default::default();
         let fb = &hits[..hits.len().min(r.feedback_pages)];
         for h in fb {
             let src = &self.sources[h.source];
-            let mut tf: rustc_hash::FxHashMap<String, u32> = Default::default();
-            let mut n = 0u32;
-            let mut budget = FEEDBACK_TEXT_BYTES;
-            for sec in src.unit_of(h.best().section) {
-                let s = &src.sections[sec];
-                for text in s.heading_path.iter().chain(std::iter::once(&s.text)) {
-                    let mut end = budget.min(text.len());
-                    while !text.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    budget -= end;
-                    crate::index::for_each_term(&text[..end], |t| {
-                        n += 1;
-                        if t.len() < 3
-                            || known.contains(t)
-                            || crate::index::is_stopword(t)
-                            || t.bytes().any(|c| c.is_ascii_digit())
-                        {
-                            return;
-                        }
-                        match tf.get_mut(t) {
-                            Some(c) => *c += 1,
-                            None => {
-                                tf.insert(t.to_string(), 1);
-                            }
-                        }
-                    });
+            let start = src.unit_of(h.best().section).start;
+            let (n, terms) = src.unit_terms.unit(start);
+            for (t, c) in terms {
+                if known.contains(t) {
+                    continue;
                 }
-                if budget == 0 {
-                    break;
-                }
-            }
-            for (t, c) in tf {
                 let e = stats.entry(t).or_default();
                 e.0 += c as f64 / n.max(1) as f64;
                 e.1 += 1;
             }
         }
         let min_docs = FEEDBACK_MIN_PAGES.min(fb.len());
-        let mut cands: Vec<(String, f64)> = stats
+        let mut cands: Vec<(&str, f64)> = stats
             .into_iter()
             .filter(|(_, (_, d))| *d >= min_docs)
             .map(|(t, (p, _))| (t, p))
@@ -550,7 +520,7 @@ impl Library {
         for (t, p) in cands {
             let mut df = 0;
             for &s in &srcs {
-                df += self.sources[s].index.body_doc_freq(&t)?;
+                df += self.sources[s].index.body_doc_freq(t)?;
             }
             if df < 2 {
                 continue;
@@ -563,8 +533,8 @@ impl Library {
             .into_iter()
             .take(r.feedback_terms)
             .map(|(t, _)| TermGroup {
-                word: t.clone(),
-                terms: vec![t],
+                word: t.to_string(),
+                terms: vec![t.to_string()],
                 atoms: Vec::new(),
                 corrected: false,
                 weight: weight as f32,
