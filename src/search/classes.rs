@@ -41,7 +41,9 @@ impl ClassReference {
         for c in &classes {
             let members = c.members().map(|m| (&m.anchor, &m.name));
             let enums = c.enums.iter().map(|e| (&e.anchor, &e.name));
-            for (anchor, name) in members.chain(enums) {
+            // A member a class only overrides has no entry (and no anchor)
+            // of its own on the page; an empty anchor names no member.
+            for (anchor, name) in members.chain(enums).filter(|(a, _)| !a.is_empty()) {
                 member_by_anchor
                     .entry(anchor.clone())
                     .or_insert_with(|| name.clone());
@@ -139,5 +141,43 @@ mod tests {
             assert!(e.to_string().contains("classes.jsonl"), "{e}");
         }
         assert!(LazyClasses::default().get().unwrap().classes.is_empty());
+    }
+
+    /// A property a class only overrides (listed in its table, described on
+    /// the parent's page) has no anchor: it must not name the lead section
+    /// of every page, whose anchor is empty too.
+    #[test]
+    fn members_without_an_anchor_name_no_section() {
+        use crate::normalize::godot_class::{Member, MemberKind};
+        let member = |name: &str, anchor: &str| Member {
+            kind: MemberKind::Property,
+            name: name.into(),
+            signature: format!("bool {name}"),
+            type_: None,
+            default: None,
+            value: None,
+            setter: None,
+            getter: None,
+            qualifiers: Vec::new(),
+            overrides: None,
+            description: String::new(),
+            anchor: anchor.into(),
+            url: String::new(),
+        };
+        let r = ClassReference::new(vec![GodotClass {
+            name: "AcceptDialog".into(),
+            properties: vec![
+                member("exclusive", ""),
+                member("ok_button_text", "class-acceptdialog-property-ok-button-text"),
+            ],
+            ..Default::default()
+        }]);
+        assert_eq!(r.member_by_anchor.get(""), None);
+        assert_eq!(
+            r.member_by_anchor
+                .get("class-acceptdialog-property-ok-button-text")
+                .map(String::as_str),
+            Some("ok_button_text")
+        );
     }
 }

@@ -267,7 +267,8 @@ impl Library {
             )
             .0;
             let class = refs.for_url(&pg.url);
-            let member_name = refs.member_by_anchor.get(&sec.anchor).cloned();
+            // Only a class page's sections are members.
+            let member_name = class.and_then(|_| refs.member_by_anchor.get(&sec.anchor).cloned());
             let hit = Hit {
                 title: pg.title.clone(),
                 uri: sec.url_with_anchor(),
