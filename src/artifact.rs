@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
 use crate::index::UNIT_TERMS_FILE;
+use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
 use crate::util::sha256_hex;
 use sha2::{Digest, Sha256};
 
@@ -55,6 +55,8 @@ pub struct ArtifactMeta {
     pub records_fingerprint: Option<String>,
     /// See [`Manifest::tools`].
     pub tools: Option<crate::model::ToolSet>,
+    /// See [`Manifest::editions`].
+    pub editions: Option<String>,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -293,6 +295,7 @@ pub fn write(
             content_sha256: content.clone(),
             embedding: meta.embedding.clone(),
             page_kinds: meta.page_kinds.clone(),
+            editions: meta.editions.clone(),
             records_fingerprint: meta.records_fingerprint.clone(),
             tools: meta.tools,
             artifact_revision: Some(crate::model::ARTIFACT_REVISION),

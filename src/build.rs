@@ -304,6 +304,7 @@ pub async fn build_version(
                 && p.manifest.artifact_revision == Some(crate::model::ARTIFACT_REVISION)
                 && p.manifest.embedding == embedding
                 && p.manifest.page_kinds == source.page_kinds
+                && p.manifest.editions == source.editions
                 && p.manifest.tools == Some(source.tools)
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
@@ -363,10 +364,8 @@ pub async fn build_version(
         ));
         // Feedback's words of every unit, read once here rather than from
         // the text of each query's best pages.
-        let unit_terms = crate::index::UnitTerms::compute(
-            &sections,
-            &crate::section::unit_starts(&sections),
-        );
+        let unit_terms =
+            crate::index::UnitTerms::compute(&sections, &crate::section::unit_starts(&sections));
         extras.push((crate::index::UNIT_TERMS_FILE, unit_terms.to_bytes()));
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
@@ -380,6 +379,7 @@ pub async fn build_version(
             version: version.label.clone(),
             embedding,
             page_kinds: source.page_kinds.clone(),
+            editions: source.editions.clone(),
             records_fingerprint: Some(fingerprint.clone()),
             tools: Some(source.tools),
         };

@@ -78,6 +78,12 @@ pub struct Source {
     /// into every manifest, so the server needs no configuration.
     #[serde(default)]
     pub page_kinds: std::collections::BTreeMap<String, Vec<String>>,
+    /// Pages that are one page in several dated editions (MCP keeps each
+    /// specification version under `/specification/<date>/`): a regular
+    /// expression over page URLs whose one capture group is the edition.
+    /// Search then shows such a page once. Written into every manifest.
+    #[serde(default)]
+    pub editions: Option<String>,
 }
 
 /// One documentation version of a source.
@@ -323,6 +329,9 @@ impl Config {
                     ));
                 }
             }
+            if let Some(e) = &s.editions {
+                crate::model::edition_pattern(e).map_err(|m| err(&s.id, "editions", m))?;
+            }
             // search_godot_docs' `kind` filter names these groups (seed 001).
             if s.tools == crate::model::ToolSet::Godot {
                 if let Some(k) = ["class", "tutorials"]
@@ -522,6 +531,28 @@ sources:
             .to_string();
         assert!(e.starts_with("s.yaml:6:"), "{e}");
         assert!(e.contains("wordpress"), "{e}");
+    }
+
+    #[test]
+    fn editions_patterns_are_checked() {
+        let with = |pattern: &str| {
+            GOOD.replace(
+                "    versions:\n",
+                &format!("    editions: {pattern}\n    versions:\n"),
+            )
+        };
+        let ok = Config::parse(&with(r"'^https://x/spec/(\d{4})/'"), Path::new("s.yaml")).unwrap();
+        assert!(ok.sources[0].editions.is_some());
+        for (bad, says) in [
+            (r"'^https://x/(a)/(b)/'", "2 capture groups"),
+            (r"'^https://x/spec/'", "0 capture groups"),
+            (r"'^https://x/(unclosed'", "unclosed"),
+        ] {
+            let e = Config::parse(&with(bad), Path::new("s.yaml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("editions") && e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -111,6 +111,24 @@ pub struct Manifest {
     /// artifacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact_revision: Option<u32>,
+    /// The source's `editions` pattern (see [`edition_pattern`]); absent
+    /// when its pages have no editions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editions: Option<String>,
+}
+
+/// Compile a source's `editions` pattern: a regular expression over page
+/// URLs with exactly one capture group, the edition (`2025-11-25`). The
+/// error says what is wrong with it.
+pub fn edition_pattern(pattern: &str) -> Result<regex::Regex, String> {
+    let re = regex::Regex::new(pattern).map_err(|e| format!("`{pattern}`: {e}"))?;
+    if re.captures_len() != 2 {
+        return Err(format!(
+            "`{pattern}` has {} capture groups; it needs exactly one, the edition",
+            re.captures_len() - 1
+        ));
+    }
+    Ok(re)
 }
 
 /// Which tools serve a source's artifacts (its `tools` in sources.yaml).

@@ -85,6 +85,7 @@ impl Library {
             super::rank::sort_hits(&mut hits, boost);
             super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         }
+        self.one_edition_per_page(&mut hits, &args.query);
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {
             let source = &self.sources[hit.source];
@@ -130,6 +131,57 @@ impl Library {
     }
 }
 
+impl Library {
+    /// Show a page that exists in several editions (sources.yaml
+    /// `editions`) once, where its best edition ranked: two copies of one
+    /// passage would fill two of the agent's few results. The edition shown
+    /// is the best-ranked one; among editions that rank alike (the same
+    /// text), the one the query names, else the newest.
+    fn one_edition_per_page(&self, hits: &mut Vec<super::rank::PageHit>, query: &str) {
+        let mut slot: std::collections::HashMap<(usize, String), (usize, String)> =
+            Default::default();
+        let mut out: Vec<super::rank::PageHit> = Vec::with_capacity(hits.len());
+        for h in hits.drain(..) {
+            let src = &self.sources[h.source];
+            let url = &src.pages[h.page].url;
+            let Some(m) = src
+                .editions
+                .as_ref()
+                .and_then(|re| re.captures(url))
+                .and_then(|c| c.get(1))
+            else {
+                out.push(h);
+                continue;
+            };
+            let key = (
+                h.source,
+                format!("{}\u{0}{}", &url[..m.start()], &url[m.end()..]),
+            );
+            let edition = m.as_str().to_string();
+            match slot.get_mut(&key) {
+                None => {
+                    slot.insert(key, (out.len(), edition));
+                    out.push(h);
+                }
+                Some((k, shown)) => {
+                    let kept = &mut out[*k];
+                    let named = |e: &str| query.contains(e);
+                    let alike = h.rank >= kept.rank * (1.0 - 1e-9);
+                    let better =
+                        (named(&edition), edition.as_str()) > (named(shown), shown.as_str());
+                    if alike && better {
+                        // Same place and score; the other edition's page.
+                        kept.page = h.page;
+                        kept.sections = h.sections;
+                        *shown = edition;
+                    }
+                }
+            }
+        }
+        *hits = out;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +197,55 @@ mod tests {
             ["claude-code", "mcp"]
         );
         assert!(named_products("plain question").is_empty());
+    }
+
+    /// A page in two editions is one passage: the newer edition when they
+    /// rank alike, the one the query names when it names one; a page only
+    /// one edition has, and a page outside the pattern, stay as they are.
+    #[test]
+    fn a_page_in_several_editions_is_one_passage() {
+        use crate::model::testing::page;
+        use crate::model::Section;
+        let old = "https://d.example/spec/2025-11-25/tools";
+        let new = "https://d.example/spec/2026-07-28/tools";
+        let only_old = "https://d.example/spec/2025-11-25/tasks";
+        let guide = "https://d.example/guide";
+        let text = "Calling tools: the result holds content and isError.";
+        let sec = |url: &str| Section {
+            url: url.into(),
+            anchor: String::new(),
+            heading_path: vec!["Tools".into()],
+            level: 1,
+            text: text.into(),
+            ordinal: 0,
+            part: 0,
+        };
+        let urls = [guide, old, only_old, new];
+        let mut lib = crate::search::test_library(
+            urls.iter().map(|u| page(u, "Tools")).collect(),
+            urls.iter().map(|u| sec(u)).collect(),
+        );
+        lib.sources[0].manifest.tools = Some(crate::model::ToolSet::AgentDocs);
+        let search = |lib: &Library, q: &str| -> Vec<String> {
+            let args = SearchDocsArgs {
+                query: q.into(),
+                limit: 8,
+                product: None,
+                response_format: Default::default(),
+            };
+            let r = lib.search_docs(&args).unwrap();
+            let scores: Vec<f64> = r.passages.iter().map(|p| p.score).collect();
+            assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+            r.passages.into_iter().map(|p| p.url).collect()
+        };
+        assert_eq!(search(&lib, "tools result isError").len(), 4);
+        let pattern = r"^https://d\.example/spec/(\d{4}-\d{2}-\d{2})/";
+        lib.sources[0].editions = Some(crate::model::edition_pattern(pattern).unwrap());
+        let mut got = search(&lib, "tools result isError");
+        got.sort();
+        assert_eq!(got, [guide, only_old, new]);
+        let mut got = search(&lib, "tools result isError in 2025-11-25");
+        got.sort();
+        assert_eq!(got, [guide, only_old, old]);
     }
 }

@@ -168,7 +168,10 @@ mod tests {
             name: "AcceptDialog".into(),
             properties: vec![
                 member("exclusive", ""),
-                member("ok_button_text", "class-acceptdialog-property-ok-button-text"),
+                member(
+                    "ok_button_text",
+                    "class-acceptdialog-property-ok-button-text",
+                ),
             ],
             ..Default::default()
         }]);

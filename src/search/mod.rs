@@ -76,6 +76,9 @@ pub struct LoadedSource {
     unit_start: Vec<u32>,
     /// Term counts of each unit's head, for pseudo-relevance feedback.
     pub unit_terms: crate::index::UnitTerms,
+    /// The manifest's `editions` pattern, compiled: which pages are one
+    /// page in several editions.
+    pub editions: Option<regex::Regex>,
     /// Dense vectors of the sections (row = section number), when the
     /// artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
@@ -95,7 +98,13 @@ impl LoadedSource {
         let index = crate::index::build_in_ram(&pages, &sections, &page_of)
             .expect("an in-memory index of valid records cannot fail");
         let links = crate::inlinks::count_records(&pages, &sections);
-        Self::with_index(manifest, pages, sections, index, links, None)
+        let editions = manifest.editions.as_deref().map(|p| {
+            crate::model::edition_pattern(p)
+                .expect("an in-memory source's editions pattern is valid")
+        });
+        let mut s = Self::with_index(manifest, pages, sections, index, links, None);
+        s.editions = editions;
+        s
     }
 
     /// Load a verified artifact directory with its on-disk index (page
@@ -124,16 +133,27 @@ impl LoadedSource {
             });
         }
         // Counted at build time too; older artifacts are counted here.
-        let unit_terms = match a.extras.remove(UNIT_TERMS_FILE) {
-            Some(b) => Some(UnitTerms::from_bytes(&b, a.sections.len()).map_err(|message| {
+        let unit_terms =
+            match a.extras.remove(UNIT_TERMS_FILE) {
+                Some(b) => Some(UnitTerms::from_bytes(&b, a.sections.len()).map_err(
+                    |message| crate::artifact::ArtifactError::Corrupt {
+                        path: dir.join(UNIT_TERMS_FILE),
+                        message,
+                    },
+                )?),
+                None => None,
+            };
+        let editions = match a.manifest.editions.as_deref() {
+            Some(p) => Some(crate::model::edition_pattern(p).map_err(|e| {
                 crate::artifact::ArtifactError::Corrupt {
-                    path: dir.join(UNIT_TERMS_FILE),
-                    message,
+                    path: dir.join("manifest.json"),
+                    message: format!("editions: {e}"),
                 }
             })?),
             None => None,
         };
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links, unit_terms);
+        s.editions = editions;
         s.bodies = Some(a.bodies);
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
@@ -221,8 +241,8 @@ impl LoadedSource {
         }
         let (section_inlinks, page_inlinks) = (links.sections, links.pages);
         let unit_start = crate::section::unit_starts(&sections);
-        let unit_terms = unit_terms
-            .unwrap_or_else(|| crate::index::UnitTerms::compute(&sections, &unit_start));
+        let unit_terms =
+            unit_terms.unwrap_or_else(|| crate::index::UnitTerms::compute(&sections, &unit_start));
         LoadedSource {
             manifest,
             pages,
@@ -234,6 +254,7 @@ impl LoadedSource {
             index,
             unit_start,
             unit_terms,
+            editions: None,
             vectors: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
@@ -491,6 +512,7 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         records_fingerprint: None,
         tools: None,
         artifact_revision: None,
+        editions: None,
     };
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],

@@ -510,7 +510,7 @@ impl Library {
             .filter(|(_, (_, d))| *d >= min_docs)
             .map(|(t, (p, _))| (t, p))
             .collect();
-        cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         cands.truncate(r.feedback_terms * 4);
         let mut srcs: Vec<usize> = fb.iter().map(|h| h.source).collect();
         srcs.sort_unstable();
@@ -528,7 +528,7 @@ impl Library {
             let idf = group_weights(docs, &[df])[0];
             scored.push((t, p * idf));
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         Ok(scored
             .into_iter()
             .take(r.feedback_terms)

@@ -30,6 +30,7 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         records_fingerprint: None,
         tools: None,
         artifact_revision: None,
+        editions: None,
     }
 }
 
