@@ -178,6 +178,16 @@ fn main() {
             },
         ),
         (
+            "lexical, agent-docs fields weighted as the others' (title 2.5, description 1)",
+            RankConfig {
+                agent_docs: FamilyLevers {
+                    fields: docsnap::index::FieldWeights::default(),
+                    ..lexical.agent_docs
+                },
+                ..lexical.clone()
+            },
+        ),
+        (
             "lexical, named product ×6",
             RankConfig {
                 named_product_boost: 6.0,
@@ -345,6 +355,15 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "feedback_agent_docs" => c.agent_docs.feedback = f(),
         "feedback_godot" => c.godot.feedback = f(),
         "feedback_leapview" => c.leapview.feedback = f(),
+        "title_agent_docs" => c.agent_docs.fields.title = f() as f32,
+        "heading_agent_docs" => c.agent_docs.fields.heading = f() as f32,
+        "desc_agent_docs" => c.agent_docs.fields.desc = f() as f32,
+        "title_godot" => c.godot.fields.title = f() as f32,
+        "heading_godot" => c.godot.fields.heading = f() as f32,
+        "desc_godot" => c.godot.fields.desc = f() as f32,
+        "title_leapview" => c.leapview.fields.title = f() as f32,
+        "heading_leapview" => c.leapview.fields.heading = f() as f32,
+        "desc_leapview" => c.leapview.fields.desc = f() as f32,
         _ => panic!("{key}: not a RankConfig lever"),
     }
 }

@@ -412,13 +412,39 @@ pub struct Fields {
     pub body: Field,
 }
 
+/// BM25 boosts of the searchable fields, against the body's 1. Chosen per
+/// tool family (the ranking's `FamilyLevers`): agent-docs pages carry
+/// one-line descriptions their authors wrote in their readers' words,
+/// Godot's and LeapView's carry little or none (BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights {
+    pub title: f32,
+    pub heading: f32,
+    pub desc: f32,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        FieldWeights {
+            title: 2.5,
+            heading: 2.0,
+            desc: 1.0,
+        }
+    }
+}
+
 impl Fields {
-    /// Searchable fields with their weights.
+    /// Searchable fields with their default weights.
     pub fn weighted(&self) -> [(Field, f32); 4] {
+        self.weighted_by(&FieldWeights::default())
+    }
+
+    /// Searchable fields with the given weights.
+    pub fn weighted_by(&self, w: &FieldWeights) -> [(Field, f32); 4] {
         [
-            (self.title, 2.5),
-            (self.heading, 2.0),
-            (self.desc, 1.0),
+            (self.title, w.title),
+            (self.heading, w.heading),
+            (self.desc, w.desc),
             (self.body, 1.0),
         ]
     }

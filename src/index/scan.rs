@@ -101,6 +101,8 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Acc>> {
 /// query terms held by any section the scan touched.
 pub struct Scan<'a> {
     index: &'a SectionIndex,
+    /// The searchable fields with this query's weights.
+    fields: [(tantivy::schema::Field, f32); 4],
     top: Vec<(f32, usize)>,
     /// Per query group: in how many sections' bodies its whole form occurs.
     group_df: Vec<u64>,
@@ -160,7 +162,7 @@ impl Scan<'_> {
         for (gi, whole, t, w) in clauses(groups) {
             let bit = bit_of(t);
             scored_bits |= bit;
-            for (fi, (field, fw)) in index.fields.weighted().into_iter().enumerate() {
+            for (fi, &(field, fw)) in self.fields.iter().enumerate() {
                 let df = index.add_term(
                     &mut self.acc,
                     fi,
@@ -253,6 +255,7 @@ impl SectionIndex {
         groups: &[TermGroup],
         mask_terms: &[String],
         limit: usize,
+        weights: &super::FieldWeights,
     ) -> Result<Scan<'_>, IndexError> {
         let docs = self.total_docs as usize;
         let mut acc = pool().pop().unwrap_or_default();
@@ -262,6 +265,7 @@ impl SectionIndex {
         }
         let mut scan = Scan {
             index: self,
+            fields: self.fields.weighted_by(weights),
             top: Vec::new(),
             group_df: Vec::with_capacity(groups.len()),
             acc,
@@ -439,7 +443,9 @@ mod tests {
         let index = build_in_ram(pages, sections, page_of).unwrap();
         let groups = query_groups(query);
         let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
-        let scan = index.scan(&groups, &terms, 1000).unwrap();
+        let scan = index
+            .scan(&groups, &terms, 1000, &Default::default())
+            .unwrap();
         let got = scan.top();
         let want: std::collections::BTreeMap<usize, f32> = tantivy_top(&index, &groups)
             .into_iter()
@@ -476,6 +482,44 @@ mod tests {
         }
     }
 
+    /// A query's field weights reach the scores: a heavier description
+    /// raises the section whose page description holds the words and leaves
+    /// one that holds them only in its text as it was.
+    #[test]
+    fn field_weights_are_the_querys() {
+        let a = "https://d.example/a";
+        let b = "https://d.example/b";
+        let pages = vec![
+            Page {
+                description: "Rewind file edits.".into(),
+                ..crate::model::testing::page(a, "Checkpoints")
+            },
+            page(b, "Sessions"),
+        ];
+        let sections = vec![
+            sec(a, "Overview", "Snapshots are kept per session."),
+            sec(b, "Resume", "Rewind file edits and resume a session later."),
+        ];
+        let index = build_in_ram(&pages, &sections, &[0, 1]).unwrap();
+        let groups = query_groups("rewind edits");
+        let score = |w: &crate::index::FieldWeights| -> Vec<f32> {
+            let scan = index.scan(&groups, &[], 10, w).unwrap();
+            (0..2)
+                .map(|s| scan.top().iter().find(|t| t.1 == s).map_or(0.0, |t| t.0))
+                .collect()
+        };
+        let plain = score(&Default::default());
+        let heavy = score(&crate::index::FieldWeights {
+            desc: 4.0,
+            ..Default::default()
+        });
+        assert!(
+            plain[0] > 0.0 && (heavy[0] / plain[0] - 4.0).abs() < 1e-4,
+            "{plain:?} {heavy:?}"
+        );
+        assert_eq!(heavy[1], plain[1]);
+    }
+
     #[test]
     fn scores_and_order_are_tantivys_and_masks_name_the_terms_held() {
         let urls = [
@@ -508,10 +552,24 @@ mod tests {
         // A limit keeps the best, in order; 0 keeps none.
         let index = build_in_ram(&pages, &sections, &page_of).unwrap();
         let groups = query_groups("child node signals");
-        let all = index.scan(&groups, &[], 100).unwrap().top().to_vec();
+        let all = index
+            .scan(&groups, &[], 100, &Default::default())
+            .unwrap()
+            .top()
+            .to_vec();
         assert!(all.len() >= 3, "{all:?}");
-        assert_eq!(index.scan(&groups, &[], 2).unwrap().top(), &all[..2]);
-        assert!(index.scan(&groups, &[], 0).unwrap().top().is_empty());
+        assert_eq!(
+            index
+                .scan(&groups, &[], 2, &Default::default())
+                .unwrap()
+                .top(),
+            &all[..2]
+        );
+        assert!(index
+            .scan(&groups, &[], 0, &Default::default())
+            .unwrap()
+            .top()
+            .is_empty());
     }
 
     #[test]
@@ -540,7 +598,9 @@ mod tests {
         let index = SectionIndex::from_index(index).unwrap();
         let groups = query_groups("timer node");
         let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
-        let scan = index.scan(&groups, &terms, 10).unwrap();
+        let scan = index
+            .scan(&groups, &terms, 10, &Default::default())
+            .unwrap();
         let found: Vec<usize> = scan.top().iter().map(|&(_, s)| s).collect();
         let want: Vec<usize> = tantivy_top(&index, &groups)
             .iter()
@@ -643,8 +703,8 @@ mod tests {
                 .collect();
             let all: Vec<TermGroup> = base.iter().cloned().chain(extra.iter().cloned()).collect();
             let mask_terms: Vec<String> = base.iter().map(|g| g.terms[0].clone()).collect();
-            let once = idx.scan(&all, &mask_terms, 50).unwrap();
-            let mut later = idx.scan(base, &mask_terms, 50).unwrap();
+            let once = idx.scan(&all, &mask_terms, 50, &Default::default()).unwrap();
+            let mut later = idx.scan(base, &mask_terms, 50, &Default::default()).unwrap();
             later.add_groups(&extra, 50).unwrap();
             proptest::prop_assert_eq!(once.top(), later.top());
             proptest::prop_assert_eq!(once.group_doc_freq(), later.group_doc_freq());

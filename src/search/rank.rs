@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 
 use super::{Library, LoadedSource};
-use crate::index::{query_groups, query_groups_all, IndexError, Scan, TermGroup};
+use crate::index::{query_groups, query_groups_all, FieldWeights, IndexError, Scan, TermGroup};
 
 /// Candidate units taken from the index per source (at least; more when
 /// more pages are wanted). Past the first few dozen BM25 candidates the
@@ -98,17 +98,27 @@ impl Default for RankConfig {
             page_union: 0.5,
             coverage_power: 2.0,
             inlink_weight: 0.08,
+            // Descriptions and titles weigh more for agent-docs: its pages'
+            // one-line descriptions are summaries in the readers' words
+            // (BENCHMARKS.md, session 23).
             agent_docs: FamilyLevers {
                 dense: 0.5,
                 feedback: 0.7,
+                fields: FieldWeights {
+                    title: 2.0,
+                    heading: 2.0,
+                    desc: 2.0,
+                },
             },
             godot: FamilyLevers {
                 dense: 0.5,
                 feedback: 0.7,
+                fields: FieldWeights::default(),
             },
             leapview: FamilyLevers {
                 dense: 0.5,
                 feedback: 0.7,
+                fields: FieldWeights::default(),
             },
             dense_adaptive: 2.0,
             monotone_scores: true,
@@ -130,6 +140,8 @@ pub struct FamilyLevers {
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
+    /// BM25 boosts of title, headings and description against the body.
+    pub fields: FieldWeights,
 }
 
 /// A filter on candidate sections: (source, section number) → keep?
@@ -194,6 +206,7 @@ impl<'a> SourceQuery<'a> {
         base: &[TermGroup],
         rank: &RankConfig,
         limit: usize,
+        fields: &FieldWeights,
     ) -> Result<SourceQuery<'a>, IndexError> {
         let groups = if rank.typos {
             src.index.correct(base)?
@@ -201,7 +214,7 @@ impl<'a> SourceQuery<'a> {
             base.to_vec()
         };
         let wants = MaskTerms::of(&groups);
-        let scan = src.index.scan(&groups, &wants.terms, limit)?;
+        let scan = src.index.scan(&groups, &wants.terms, limit, fields)?;
         let docs = src.index.num_docs();
         let weights = group_weights(docs, scan.group_doc_freq());
         Ok(SourceQuery {
@@ -279,7 +292,13 @@ impl Library {
         want_pages: usize,
     ) -> Result<Vec<Scored>, IndexError> {
         Ok(self
-            .rank_units(sources, &Self::query_of(query), keep, want_pages)?
+            .rank_units(
+                sources,
+                &Self::query_of(query),
+                keep,
+                want_pages,
+                &FieldWeights::default(),
+            )?
             .0)
     }
 
@@ -289,6 +308,7 @@ impl Library {
         base: &[TermGroup],
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
+        fields: &FieldWeights,
     ) -> Result<(Vec<Scored>, HashMap<usize, SourceQuery<'_>>), IndexError> {
         let mut queries = HashMap::new();
         if base.is_empty() {
@@ -302,7 +322,7 @@ impl Library {
             wanted
         };
         for &si in sources {
-            let q = SourceQuery::new(&self.sources[si], base, &self.rank, limit)?;
+            let q = SourceQuery::new(&self.sources[si], base, &self.rank, limit, fields)?;
             queries.insert(si, q);
         }
         Ok((self.units_of(sources, &queries, keep, want_pages), queries))
@@ -391,7 +411,8 @@ impl Library {
         levers: FamilyLevers,
     ) -> Result<Vec<PageHit>, IndexError> {
         let base = Self::query_of(query);
-        let (units, mut queries) = self.rank_units(sources, &base, keep, want_pages)?;
+        let (units, mut queries) =
+            self.rank_units(sources, &base, keep, want_pages, &levers.fields)?;
         let mut hits = self.pages_of(units, &queries);
         let extra = self.feedback_groups(&hits, &base, levers.feedback)?;
         if !extra.is_empty() {
@@ -410,7 +431,7 @@ impl Library {
                     &qv,
                     keep,
                     want_pages,
-                    levers.dense,
+                    &levers,
                     &mut queries,
                 )?;
             }
@@ -557,9 +578,10 @@ impl Library {
         qv: &[f32],
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
-        weight: f64,
+        levers: &FamilyLevers,
         queries: &mut HashMap<usize, SourceQuery<'s>>,
     ) -> Result<(), IndexError> {
+        let (weight, fields) = (levers.dense, &levers.fields);
         let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
         for &si in sources {
@@ -590,7 +612,7 @@ impl Library {
                     let q = match queries.entry(si) {
                         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                         std::collections::hash_map::Entry::Vacant(e) => {
-                            e.insert(SourceQuery::new(src, base, &self.rank, 1)?)
+                            e.insert(SourceQuery::new(src, base, &self.rank, 1, fields)?)
                         }
                     };
                     let unit = src.unit_of(sec);
@@ -865,6 +887,7 @@ mod tests {
         let on = FamilyLevers {
             dense: 0.0,
             feedback: 0.7,
+            ..Default::default()
         };
         let without = lib
             .rank_pages(&[0], q, None, 5, FamilyLevers::default())

@@ -79,6 +79,7 @@ fn build_with_model_and_serve_hybrid() {
             leapview: docsnap::search::rank::FamilyLevers {
                 dense: 1.0,
                 feedback: 0.0,
+                ..Default::default()
             },
             dense_adaptive: 0.0,
             ..Default::default()
