@@ -57,6 +57,9 @@ pub struct ArtifactMeta {
     pub tools: Option<crate::model::ToolSet>,
     /// See [`Manifest::editions`].
     pub editions: Option<String>,
+    /// Write [`UNIT_TERMS_FILE`], counted from the sections (what builds
+    /// do; a server counts them itself for an artifact without the file).
+    pub unit_terms: bool,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -258,7 +261,17 @@ pub fn write(
                 write_jsonl(&tmp.join("pages.jsonl"), pages)?;
                 write_jsonl(&tmp.join("sections.jsonl"), sections)?;
                 write_jsonl(&tmp.join("crawl.jsonl"), outcomes)?;
-                for (name, bytes) in extras {
+                // Feedback's words of every unit, counted once here rather
+                // than from the text of each query's best pages; beside the
+                // index build, whose merge leaves a core free.
+                let unit_terms = meta.unit_terms.then(|| {
+                    let starts = crate::section::unit_starts(sections);
+                    (
+                        UNIT_TERMS_FILE,
+                        crate::index::UnitTerms::compute(sections, &starts).to_bytes(),
+                    )
+                });
+                for (name, bytes) in extras.iter().chain(&unit_terms) {
                     let p = tmp.join(name);
                     let mut f = std::fs::File::create(&p).map_err(io(&p))?;
                     f.write_all(bytes).map_err(io(&p))?;

@@ -362,11 +362,6 @@ pub async fn build_version(
                 source,
             })?,
         ));
-        // Feedback's words of every unit, read once here rather than from
-        // the text of each query's best pages.
-        let unit_terms =
-            crate::index::UnitTerms::compute(&sections, &crate::section::unit_starts(&sections));
-        extras.push((crate::index::UNIT_TERMS_FILE, unit_terms.to_bytes()));
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
             let bytes = crate::embed::embed_sections(m, &pages, &sections)?;
@@ -382,6 +377,7 @@ pub async fn build_version(
             editions: source.editions.clone(),
             records_fingerprint: Some(fingerprint.clone()),
             tools: Some(source.tools),
+            unit_terms: true,
         };
         let t_write = std::time::Instant::now();
         let dir = artifact::write(

@@ -133,9 +133,28 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
     assert_eq!(m["counts"]["sections"], json!(sections.len()));
     assert!(sections.len() > pages.len());
     let files = m["files"].as_object().unwrap();
-    for f in ["pages.jsonl", "sections.jsonl", "crawl.jsonl"] {
+    for f in [
+        "pages.jsonl",
+        "sections.jsonl",
+        "crawl.jsonl",
+        "links.json",
+        "unit_terms.bin",
+    ] {
         assert!(files.contains_key(f), "manifest.files lacks {f}");
     }
+    // The feedback counts a build writes are those of its sections.
+    let terms = docsnap::index::UnitTerms::from_bytes(
+        &std::fs::read(art.join("unit_terms.bin")).unwrap(),
+        sections.len(),
+    )
+    .unwrap();
+    let records: Vec<docsnap::model::Section> = std::fs::read_to_string(art.join("sections.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let starts = docsnap::section::unit_starts(&records);
+    assert_eq!(terms, docsnap::index::UnitTerms::compute(&records, &starts));
     assert!(files.keys().any(|k| k.starts_with("index/")));
     for (rel, sum) in files {
         let bytes = std::fs::read(art.join(rel)).unwrap();
