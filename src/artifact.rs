@@ -60,6 +60,8 @@ pub struct ArtifactMeta {
     /// Write [`UNIT_TERMS_FILE`], counted from the sections (what builds
     /// do; a server counts them itself for an artifact without the file).
     pub unit_terms: bool,
+    /// Counts an earlier artifact holds for sections taken over from it.
+    pub unit_terms_prior: Option<crate::index::Prior>,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -266,10 +268,9 @@ pub fn write(
                 // index build, whose merge leaves a core free.
                 let unit_terms = meta.unit_terms.then(|| {
                     let starts = crate::section::unit_starts(sections);
-                    (
-                        UNIT_TERMS_FILE,
-                        crate::index::UnitTerms::compute(sections, &starts).to_bytes(),
-                    )
+                    let prior = meta.unit_terms_prior.as_ref();
+                    let counts = crate::index::UnitTerms::compute_with(sections, &starts, prior);
+                    (UNIT_TERMS_FILE, counts.to_bytes())
                 });
                 for (name, bytes) in extras.iter().chain(&unit_terms) {
                     let p = tmp.join(name);

@@ -320,14 +320,36 @@ pub async fn build_version(
         .map(|p| p.dir.clone());
     let unchanged = unchanged_dir.is_some();
     let mut sections = Vec::new();
+    // Where each section taken over from the previous snapshot was in it,
+    // and that snapshot's unit-term counts (see `index::Prior`).
+    let mut previous_at: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut prior_terms: Option<crate::index::UnitTerms> = None;
     let dir = if unchanged || !writable {
         unchanged_dir
     } else {
         if let (Some(p), false) = (&prev, reused.is_empty()) {
             let t_reuse = std::time::Instant::now();
-            for s in artifact::load_sections(&p.dir, &p.manifest)? {
+            let prev_sections = artifact::load_sections(&p.dir, &p.manifest)?;
+            let n_prev = prev_sections.len();
+            for (j, s) in prev_sections.into_iter().enumerate() {
                 if reused.contains(&s.url) {
+                    previous_at.entry(s.url.clone()).or_default().push(j as u32);
                     sections_by_url.entry(s.url.clone()).or_default().push(s);
+                }
+            }
+            let same_revision =
+                p.manifest.artifact_revision == Some(crate::model::ARTIFACT_REVISION);
+            if same_revision && p.manifest.files.contains_key(crate::index::UNIT_TERMS_FILE) {
+                let name = crate::index::UNIT_TERMS_FILE;
+                let read = artifact::read_verified(&p.dir, &p.manifest, name)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| crate::index::UnitTerms::from_bytes(&b, n_prev));
+                match read {
+                    Ok(t) => prior_terms = Some(t),
+                    // Counted anew, as for a first build.
+                    Err(e) => warnings.push(format!(
+                        "previous snapshot's {name}: {e}; counting every unit again"
+                    )),
                 }
             }
             if p.manifest.files.contains_key(artifact::CLASSES_FILE) {
@@ -337,11 +359,17 @@ pub async fn build_version(
             }
             timings.normalize_ms += ms(t_reuse);
         }
+        let mut previous: Vec<Option<u32>> = Vec::new();
         for p in &pages {
             if let Some(s) = sections_by_url.remove(&p.url) {
+                match previous_at.remove(&p.url) {
+                    Some(at) if at.len() == s.len() => previous.extend(at.into_iter().map(Some)),
+                    _ => previous.extend(std::iter::repeat_n(None, s.len())),
+                }
                 sections.extend(s);
             }
         }
+        let unit_terms_prior = prior_terms.map(|terms| crate::index::Prior { terms, previous });
         classes.sort_by(|a, b| a.url.cmp(&b.url));
         classes.dedup_by(|a, b| a.url == b.url);
         let mut extras: Vec<(&str, Vec<u8>)> = if classes.is_empty() {
@@ -378,6 +406,7 @@ pub async fn build_version(
             records_fingerprint: Some(fingerprint.clone()),
             tools: Some(source.tools),
             unit_terms: true,
+            unit_terms_prior,
         };
         let t_write = std::time::Instant::now();
         let dir = artifact::write(

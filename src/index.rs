@@ -21,7 +21,7 @@ use crate::model::{Page, Section};
 mod scan;
 pub mod unit_terms;
 pub use scan::Scan;
-pub use unit_terms::{UnitTerms, UNIT_TERMS_FILE};
+pub use unit_terms::{Prior, UnitTerms, UNIT_TERMS_FILE};
 
 /// Name under which the analyzer is registered with tantivy.
 pub const TOKENIZER: &str = "docsnap";

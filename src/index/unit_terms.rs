@@ -34,6 +34,19 @@ pub const HEAD_BYTES: usize = 2_000;
 
 const MAGIC: &[u8; 8] = b"DSUT0001";
 
+/// Counts an earlier artifact made, for sections a rebuild took over from
+/// it unchanged (pages the site answered 304 for): a unit lies within one
+/// page, so its counts are the same, and copying them spares analyzing the
+/// text again. Valid only between artifacts of one `ARTIFACT_REVISION`.
+#[derive(Debug, Clone, Default)]
+pub struct Prior {
+    /// The earlier artifact's counts.
+    pub terms: UnitTerms,
+    /// For each section of the new artifact, its number in the earlier one
+    /// when it was taken over unchanged.
+    pub previous: Vec<Option<u32>>,
+}
+
 /// Term counts of each unit's head (see the module docs).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UnitTerms {
@@ -74,13 +87,22 @@ impl UnitTerms {
     /// Two threads, each on half the units: the build waits on this (it is
     /// a second analysis of most of the text, ~0.45 s for Godot on one).
     pub fn compute(sections: &[Section], unit_start: &[u32]) -> UnitTerms {
+        Self::compute_with(sections, unit_start, None)
+    }
+
+    /// [`UnitTerms::compute`], copying the counts of units `prior` has.
+    pub fn compute_with(
+        sections: &[Section],
+        unit_start: &[u32],
+        prior: Option<&Prior>,
+    ) -> UnitTerms {
         let n = sections.len().min(unit_start.len());
         let mid = (n / 2..n)
             .find(|&i| unit_start[i] as usize == i)
             .unwrap_or(n);
         let (a, b) = std::thread::scope(|s| {
-            let later = s.spawn(|| Partial::count(sections, unit_start, mid..n));
-            let first = Partial::count(sections, unit_start, 0..mid);
+            let later = s.spawn(|| Partial::count(sections, unit_start, mid..n, prior));
+            let first = Partial::count(sections, unit_start, 0..mid, prior);
             (
                 first,
                 later.join().expect("counting unit terms does not panic"),
@@ -251,7 +273,12 @@ struct Partial {
 }
 
 impl Partial {
-    fn count(sections: &[Section], unit_start: &[u32], range: std::ops::Range<usize>) -> Partial {
+    fn count(
+        sections: &[Section],
+        unit_start: &[u32],
+        range: std::ops::Range<usize>,
+        prior: Option<&Prior>,
+    ) -> Partial {
         let mut ids: rustc_hash::FxHashMap<Box<str>, u32> = Default::default();
         let mut vocab: Vec<Box<str>> = Vec::new();
         let mut per = Vec::with_capacity(range.len());
@@ -265,6 +292,23 @@ impl Partial {
             while end < end_of_range && unit_start[end] as usize == i {
                 end += 1;
             }
+            let mut intern = |t: &str| match ids.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = vocab.len() as u32;
+                    vocab.push(t.into());
+                    ids.insert(t.into(), id);
+                    id
+                }
+            };
+            let earlier = prior.and_then(|p| {
+                let j = (*p.previous.get(i)?)? as usize;
+                (j < p.terms.sections()).then(|| p.terms.unit(j))
+            });
+            if let Some((n, terms)) = earlier {
+                per.push((n, terms.map(|(t, c)| (intern(t), c)).collect()));
+                continue;
+            }
             let mut n = 0u32;
             let mut tf: rustc_hash::FxHashMap<u32, u16> = Default::default();
             for_each_head_term(&sections[i..end], HEAD_BYTES, |t| {
@@ -272,16 +316,7 @@ impl Partial {
                 if !keepable(t) {
                     return;
                 }
-                let id = match ids.get(t) {
-                    Some(&id) => id,
-                    None => {
-                        let id = vocab.len() as u32;
-                        vocab.push(t.into());
-                        ids.insert(t.into(), id);
-                        id
-                    }
-                };
-                let c = tf.entry(id).or_default();
+                let c = tf.entry(intern(t)).or_default();
                 *c = c.saturating_add(1);
             });
             per.push((n, tf.into_iter().collect()));
@@ -406,6 +441,41 @@ mod tests {
         assert!(words(2).is_empty());
         assert!(words(3).iter().any(|w| w == "grass"));
         assert!(!words(3).iter().any(|w| w == "3d" || w == "the"));
+    }
+
+    /// A rebuild that takes pages over from an earlier artifact copies
+    /// their counts and gets what counting them would; the copy is really
+    /// made (counts from a prior that differs show through).
+    #[test]
+    fn counts_taken_over_from_an_earlier_artifact_equal_a_recount() {
+        let sec_of = |url: &str, anchor: &str, text: &str, part: u32| Section {
+            url: url.into(),
+            ..sec(anchor, "Head", text, part)
+        };
+        let long = "grass blades multimesh instances ".repeat(80);
+        let p1 = vec![sec_of("p1", "", "Old page about audio buses.", 0)];
+        let p2 = vec![
+            sec_of("p2", "", "Decals project textures onto walls.", 0),
+            sec_of("p2", "m", &long, 1),
+            sec_of("p2", "m", "the rest of the member", 2),
+        ];
+        let p3 = vec![sec_of("p3", "", "A changed page on particles.", 0)];
+        let earlier: Vec<Section> = p1.iter().chain(&p2).cloned().collect();
+        let now: Vec<Section> = p3.iter().chain(&p2).cloned().collect();
+        let starts = crate::section::unit_starts(&now);
+        let prior = Prior {
+            terms: compute(&earlier),
+            previous: vec![None, Some(1), Some(2), Some(3)],
+        };
+        let fresh = compute(&now);
+        assert_eq!(UnitTerms::compute_with(&now, &starts, Some(&prior)), fresh);
+        let mut other = earlier.clone();
+        other[1].text = "Something else entirely.".into();
+        let stale = Prior {
+            terms: compute(&other),
+            ..prior
+        };
+        assert_ne!(UnitTerms::compute_with(&now, &starts, Some(&stale)), fresh);
     }
 
     #[test]

@@ -717,6 +717,24 @@ fn rebuild_publishes_only_what_changed() {
     assert_eq!(code, 3, "a change exits 3\n{stdout}{err}");
     let new32 = latest_of(&pubdir, "leapview", "3.2").unwrap();
     assert_ne!(new32, first32);
+    // The pages answered 304 kept their feedback counts from the first
+    // snapshot: the same as counting the new snapshot's sections.
+    let art = out.join("leapview/3.2").join(&new32);
+    let records: Vec<docsnap::model::Section> = std::fs::read_to_string(art.join("sections.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let counted = docsnap::index::UnitTerms::from_bytes(
+        &std::fs::read(art.join("unit_terms.bin")).unwrap(),
+        records.len(),
+    )
+    .unwrap();
+    let starts = docsnap::section::unit_starts(&records);
+    assert_eq!(
+        counted,
+        docsnap::index::UnitTerms::compute(&records, &starts)
+    );
     assert_eq!(
         latest_of(&pubdir, "leapview", "3.1").as_deref(),
         Some(first31.as_str())
