@@ -453,13 +453,13 @@ mod tests {
             ..sec(anchor, "Head", text, part)
         };
         let long = "grass blades multimesh instances ".repeat(80);
-        let p1 = vec![sec_of("p1", "", "Old page about audio buses.", 0)];
+        let p1 = [sec_of("p1", "", "Old page about audio buses.", 0)];
         let p2 = vec![
             sec_of("p2", "", "Decals project textures onto walls.", 0),
             sec_of("p2", "m", &long, 1),
             sec_of("p2", "m", "the rest of the member", 2),
         ];
-        let p3 = vec![sec_of("p3", "", "A changed page on particles.", 0)];
+        let p3 = [sec_of("p3", "", "A changed page on particles.", 0)];
         let earlier: Vec<Section> = p1.iter().chain(&p2).cloned().collect();
         let now: Vec<Section> = p3.iter().chain(&p2).cloned().collect();
         let starts = crate::section::unit_starts(&now);
