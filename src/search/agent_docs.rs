@@ -129,9 +129,7 @@ impl Library {
             index_snapshot,
         })
     }
-}
 
-impl Library {
     /// Show a page that exists in several editions (sources.yaml
     /// `editions`) once, where its best edition ranked: two copies of one
     /// passage would fill two of the agent's few results. The edition shown
