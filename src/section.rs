@@ -104,6 +104,16 @@ pub fn unit_starts(sections: &[Section]) -> Vec<u32> {
     unit_start
 }
 
+/// The sections of the unit that starts at section `start`, given
+/// [`unit_starts`]' result.
+pub fn unit_range(unit_start: &[u32], start: usize) -> std::ops::Range<usize> {
+    let mut end = start + 1;
+    while end < unit_start.len() && unit_start[end] as usize == start {
+        end += 1;
+    }
+    start..end
+}
+
 /// `(part number, text)` pieces of a section: `[(0, text)]` when it fits.
 fn bounded_parts(text: &str, max_chars: usize) -> Vec<(u32, String)> {
     if max_chars == 0 || text.chars().count() <= max_chars {

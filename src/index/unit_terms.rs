@@ -282,16 +282,13 @@ impl Partial {
         let mut ids: rustc_hash::FxHashMap<Box<str>, u32> = Default::default();
         let mut vocab: Vec<Box<str>> = Vec::new();
         let mut per = Vec::with_capacity(range.len());
-        let end_of_range = range.end;
         for i in range {
             if unit_start[i] as usize != i {
                 per.push((0, Vec::new()));
                 continue;
             }
-            let mut end = i + 1;
-            while end < end_of_range && unit_start[end] as usize == i {
-                end += 1;
-            }
+            // Never past the range: halves are cut at a unit's start.
+            let unit = crate::section::unit_range(unit_start, i);
             let mut intern = |t: &str| match ids.get(t) {
                 Some(&id) => id,
                 None => {
@@ -311,7 +308,7 @@ impl Partial {
             }
             let mut n = 0u32;
             let mut tf: rustc_hash::FxHashMap<u32, u16> = Default::default();
-            for_each_head_term(&sections[i..end], HEAD_BYTES, |t| {
+            for_each_head_term(&sections[unit], HEAD_BYTES, |t| {
                 n += 1;
                 if !keepable(t) {
                     return;

@@ -269,11 +269,7 @@ impl LoadedSource {
 
     /// The sections of the unit that starts at section `start`.
     pub fn unit_range(&self, start: usize) -> std::ops::Range<usize> {
-        let mut end = start + 1;
-        while end < self.unit_start.len() && self.unit_start[end] as usize == start {
-            end += 1;
-        }
-        start..end
+        crate::section::unit_range(&self.unit_start, start)
     }
 
     /// The page at `url` (any spelling that canonicalizes to it) and its sections.
