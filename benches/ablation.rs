@@ -50,7 +50,7 @@ fn main() {
         .filter(|m| !m.is_empty())
         .map(|m| {
             Arc::new(
-                docsnap::embed::StaticModel::load(std::path::Path::new(&m))
+                docsnap::embed::Embedder::load(std::path::Path::new(&m))
                     .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}")),
             )
         });
@@ -88,14 +88,17 @@ fn main() {
     let lexical = RankConfig {
         agent_docs: FamilyLevers {
             dense: 0.0,
+            cosine: 0.0,
             ..shipped.agent_docs
         },
         godot: FamilyLevers {
             dense: 0.0,
+            cosine: 0.0,
             ..shipped.godot
         },
         leapview: FamilyLevers {
             dense: 0.0,
+            cosine: 0.0,
             ..shipped.leapview
         },
         ..shipped.clone()
@@ -235,14 +238,20 @@ fn main() {
             RankConfig {
                 agent_docs: FamilyLevers {
                     dense: 1.0,
+                    // Page vectors: the lexical rank, at most 1, is noise beside this.
+                    cosine: 1e6,
                     ..shipped.agent_docs
                 },
                 godot: FamilyLevers {
                     dense: 1.0,
+                    // Page vectors: the lexical rank, at most 1, is noise beside this.
+                    cosine: 1e6,
                     ..shipped.godot
                 },
                 leapview: FamilyLevers {
                     dense: 1.0,
+                    // Page vectors: the lexical rank, at most 1, is noise beside this.
+                    cosine: 1e6,
                     ..shipped.leapview
                 },
                 dense_adaptive: 0.0,
@@ -345,6 +354,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "monotone_scores" => c.monotone_scores = b(),
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
+        "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),
         "feedback_pages" => c.feedback_pages = f() as usize,
         "feedback_terms" => c.feedback_terms = f() as usize,
@@ -352,6 +362,9 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "dense_agent_docs" => c.agent_docs.dense = f(),
         "dense_godot" => c.godot.dense = f(),
         "dense_leapview" => c.leapview.dense = f(),
+        "cosine_agent_docs" => c.agent_docs.cosine = f(),
+        "cosine_godot" => c.godot.cosine = f(),
+        "cosine_leapview" => c.leapview.cosine = f(),
         "feedback_agent_docs" => c.agent_docs.feedback = f(),
         "feedback_godot" => c.godot.feedback = f(),
         "feedback_leapview" => c.leapview.feedback = f(),

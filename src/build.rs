@@ -38,8 +38,9 @@ pub struct BuildOptions {
     pub allow_failures: usize,
     /// Called with (source id, version, done, total) as URLs finish.
     pub progress: BuildProgress,
-    /// Embeds every section for dense retrieval when set.
-    pub model: Option<Arc<crate::embed::StaticModel>>,
+    /// Embeds sections (static model) or pages (transformer) for dense
+    /// retrieval when set.
+    pub model: Option<Arc<crate::embed::Embedder>>,
     /// Write a new snapshot even when the content equals the previous one.
     pub force: bool,
 }
@@ -74,6 +75,8 @@ pub struct StageTimings {
     pub normalize_ms: u64,
     pub embed_ms: u64,
     pub write_ms: u64,
+    /// Texts the model embedded (not reused from the previous snapshot).
+    pub embedded: usize,
 }
 
 /// Build failure of a whole (source, version).
@@ -294,7 +297,7 @@ pub async fn build_version(
     // Same content as the previous snapshot, made by this docsnap with this
     // model: that snapshot is the answer. Nothing is re-indexed, re-embedded
     // or written twice (`force` writes a new one anyway).
-    let embedding = opts.model.as_deref().map(crate::embed::embedding_info);
+    let embedding = opts.model.as_deref().map(crate::embed::Embedder::info);
     let unchanged_dir = reusable
         .filter(|p| {
             writable
@@ -392,8 +395,15 @@ pub async fn build_version(
         ));
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
-            let bytes = crate::embed::embed_sections(m, &pages, &sections)?;
-            extras.push((crate::embed::VECTORS_FILE, bytes));
+            // Rows of unchanged texts come from the previous snapshot when
+            // this very model made its vectors.
+            let same_model = prev
+                .as_ref()
+                .filter(|p| p.manifest.embedding == embedding)
+                .map(|p| (p.dir.as_path(), &p.manifest));
+            let (files, embedded) = m.embed_artifact(&pages, &sections, same_model)?;
+            timings.embedded = embedded;
+            extras.extend(files);
         }
         timings.embed_ms = ms(t_embed);
         let meta = ArtifactMeta {

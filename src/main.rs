@@ -24,9 +24,11 @@ struct Cli {
     /// sources.yaml to read.
     #[arg(long, global = true, default_value = "sources.yaml")]
     config: PathBuf,
-    /// Static embedding model (a folder made by `docsnap distill`) for dense
-    /// retrieval: builds embed sections with it, servers embed queries with
-    /// it. Without one, everything works lexically.
+    /// Embedding model for dense retrieval: a static model (a folder made by
+    /// `docsnap distill`; builds embed sections) or a sentence-transformers
+    /// BERT folder (builds embed pages; better on users' words, ~12 ms per
+    /// query). Servers embed queries with the same model. Without one,
+    /// everything works lexically.
     #[arg(long, global = true, env = "DOCSNAP_MODEL")]
     model: Option<PathBuf>,
     #[command(subcommand)]
@@ -605,14 +607,14 @@ fn default_cache(publish: &std::path::Path) -> PathBuf {
     std::env::temp_dir().join(format!("docsnap-cache-{}", &tag[..12]))
 }
 
-/// The static model named by `--model`, or `None` (lexical search only,
-/// said once here).
-fn load_model(dir: Option<&std::path::Path>) -> Result<Option<Arc<docsnap::embed::StaticModel>>> {
+/// The model named by `--model` (static or a BERT folder), or `None`
+/// (lexical search only, said once here).
+fn load_model(dir: Option<&std::path::Path>) -> Result<Option<Arc<docsnap::embed::Embedder>>> {
     let Some(dir) = dir else {
         tracing::info!("no --model: search is lexical only (no dense retrieval)");
         return Ok(None);
     };
-    let m = docsnap::embed::StaticModel::load(dir)
+    let m = docsnap::embed::Embedder::load(dir)
         .with_context(|| format!("--model `{}`", dir.display()))?;
     tracing::info!("embedding model: {}", m.identity());
     Ok(Some(Arc::new(m)))
@@ -620,7 +622,7 @@ fn load_model(dir: Option<&std::path::Path>) -> Result<Option<Arc<docsnap::embed
 
 fn load_library(
     dir: &std::path::Path,
-    model: Option<Arc<docsnap::embed::StaticModel>>,
+    model: Option<Arc<docsnap::embed::Embedder>>,
 ) -> Result<Library> {
     if !dir.is_dir() {
         bail!(
@@ -773,12 +775,13 @@ fn run_build(
             Ok(rep) => {
                 let t = &rep.timings;
                 tracing::info!(
-                    "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms, index+write {} ms",
+                    "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms ({} texts), index+write {} ms",
                     rep.source,
                     rep.version,
                     t.crawl_ms,
                     t.normalize_ms,
                     t.embed_ms,
+                    t.embedded,
                     t.write_ms
                 );
                 for w in &rep.warnings {

@@ -167,12 +167,35 @@ pub struct EmbeddingInfo {
     pub model: String,
     /// sha256 of the teacher model's weights.
     pub teacher_sha256: String,
-    /// sha256 of the static token vectors the sections were embedded with.
+    /// sha256 of the static token vectors the sections were embedded with;
+    /// for a contextual model, of its tokenizer and embedding recipe.
     pub vectors_sha256: String,
     /// Components per vector.
     pub dims: u32,
     /// The vector file, relative to the artifact (its sha256 is in `files`).
     pub file: String,
+    /// What a row of the vector file stands for. Absent in manifests of
+    /// section vectors, which is all there was before pages had vectors.
+    #[serde(default, skip_serializing_if = "VectorUnit::is_section")]
+    pub unit: VectorUnit,
+}
+
+/// What one row of an artifact's vector file embeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorUnit {
+    /// One row per section (row = section number).
+    #[default]
+    Section,
+    /// One row per page (row = page number).
+    Page,
+}
+
+impl VectorUnit {
+    /// For serde: section rows are the default and not written.
+    pub fn is_section(&self) -> bool {
+        *self == VectorUnit::Section
+    }
 }
 
 /// Version of the on-disk artifact layout; bumped on any incompatible change.
@@ -339,6 +362,20 @@ pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
 }
 
 /// Records for unit tests elsewhere in the crate.
+/// Section text without its leading heading line (every tool shows the
+/// heading as its own field; an embedding has it from the heading path).
+pub fn strip_heading_line(text: &str) -> &str {
+    let t = text.trim_start();
+    if t.starts_with('#') {
+        match t.find('\n') {
+            Some(i) => t[i + 1..].trim_start(),
+            None => "",
+        }
+    } else {
+        t
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::Page;

@@ -12,14 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::BertModel;
 use nalgebra::{DMatrix, SymmetricEigen};
 use serde::{Deserialize, Serialize};
 
-use super::{
-    load_tokenizer, EmbedError, StaticModelInfo, METHOD, MODEL_JSON, TOKENIZER_JSON, VECTORS_F16,
-};
+use super::contextual::BertFolder;
+use super::{EmbedError, StaticModelInfo, METHOD, MODEL_JSON, TOKENIZER_JSON, VECTORS_F16};
 
 /// How token vectors are scaled after PCA. A named option (recorded in
 /// `model.json`) because the right choice depends on whether the teacher's
@@ -88,22 +86,16 @@ pub fn distill(
     out_dir: &Path,
     opts: &DistillOptions,
 ) -> Result<StaticModelInfo, EmbedError> {
+    let BertFolder {
+        model,
+        config,
+        tokenizer,
+        weights_sha256: teacher_sha256,
+        ..
+    } = BertFolder::load(bert_dir)?;
     let config_path = bert_dir.join("config.json");
-    let weights_path = bert_dir.join("model.safetensors");
     let tok_path = bert_dir.join(TOKENIZER_JSON);
-    for p in [&config_path, &weights_path, &tok_path] {
-        if !p.is_file() {
-            return Err(EmbedError::invalid(
-                p,
-                "missing (expected a sentence-transformers BERT directory)",
-            ));
-        }
-    }
-    let config_text =
-        fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, e))?;
-    let config: Config = serde_json::from_str(&config_text)
-        .map_err(|e| EmbedError::invalid(&config_path, format!("not a BERT config: {e}")))?;
-    check_pooling(bert_dir, config.hidden_size)?;
+    let weights_path = bert_dir.join("model.safetensors");
     if opts.dims == 0 || opts.dims > config.hidden_size {
         return Err(EmbedError::invalid(
             &config_path,
@@ -114,7 +106,6 @@ pub fn distill(
         ));
     }
 
-    let tokenizer = load_tokenizer(&tok_path)?;
     let vocab_size = config.vocab_size;
     if tokenizer.get_vocab_size(true) > vocab_size {
         return Err(EmbedError::invalid(
@@ -157,16 +148,11 @@ pub fn distill(
         ));
     }
 
-    let weights = fs::read(&weights_path).map_err(|e| EmbedError::io(&weights_path, e))?;
-    let teacher_sha256 = crate::util::sha256_hex(&weights);
     let model_err = |what: &str| {
         let what = format!("{what} {}", weights_path.display());
         move |source| EmbedError::Model { what, source }
     };
     let device = Device::Cpu;
-    let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-        .map_err(model_err("reading"))?;
-    let model = BertModel::load(vb, &config).map_err(model_err("loading BERT weights from"))?;
 
     let started = Instant::now();
     let hidden = config.hidden_size;
@@ -248,35 +234,6 @@ pub fn distill(
         ],
     )?;
     Ok(info)
-}
-
-/// Refuses a teacher whose sentence-transformers pooling is not mean pooling
-/// (its static vectors would imitate a different sentence embedding).
-fn check_pooling(bert_dir: &Path, hidden: usize) -> Result<(), EmbedError> {
-    let path = bert_dir.join("1_Pooling").join("config.json");
-    if !path.is_file() {
-        return Ok(()); // Plain BERT directory: mean pooling is our choice.
-    }
-    let text = fs::read_to_string(&path).map_err(|e| EmbedError::io(&path, e))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| EmbedError::invalid(&path, format!("not JSON: {e}")))?;
-    if v.get("pooling_mode_mean_tokens").and_then(|m| m.as_bool()) != Some(true) {
-        return Err(EmbedError::invalid(
-            &path,
-            "the teacher does not use mean pooling (pooling_mode_mean_tokens is not true)",
-        ));
-    }
-    if let Some(d) = v.get("word_embedding_dimension").and_then(|d| d.as_u64()) {
-        if d as usize != hidden {
-            return Err(EmbedError::invalid(
-                &path,
-                format!(
-                    "word_embedding_dimension {d} differs from config.json's hidden_size {hidden}"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// One forward pass over `[CLS] tok [SEP]` for each token of `ids`; returns the

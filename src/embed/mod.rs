@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod contextual;
 pub mod distill;
 pub mod store;
 
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tokenizers::Tokenizer;
 
+pub use contextual::ContextualModel;
 pub use distill::{distill, DistillOptions, Weighting};
 pub use store::{write_vectors, VectorStore};
 
@@ -352,32 +354,137 @@ pub fn section_text(page: &crate::model::Page, s: &crate::model::Section) -> Str
     t
 }
 
-/// Embed every section of an artifact and encode the vectors as the
-/// artifact's vector file (row = section number).
-pub fn embed_sections(
-    model: &StaticModel,
-    pages: &[crate::model::Page],
-    sections: &[crate::model::Section],
-) -> Result<Vec<u8>, EmbedError> {
-    let page_of = crate::artifact::page_of(pages, sections);
-    let texts: Vec<String> = sections
-        .iter()
-        .zip(&page_of)
-        .map(|(s, &p)| section_text(&pages[p], s))
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let rows = model.embed_many(&refs);
-    store::encode_vectors(Path::new(VECTORS_FILE), model.dims(), &rows)
+/// File name of the keys of an artifact's page vectors: per row, the sha256
+/// of the text it embeds, so the next build reuses rows whose text is unchanged.
+pub const VECTOR_KEYS_FILE: &str = "vector_keys.txt";
+
+/// A file of an artifact: its name and bytes.
+pub type ArtifactFile = (&'static str, Vec<u8>);
+
+/// The model a build embeds with and a server embeds queries with: static
+/// token vectors (one vector per section, microseconds each) or the
+/// transformer itself (one vector per page, milliseconds each).
+#[derive(Debug)]
+pub enum Embedder {
+    /// A directory made by [`distill()`] (both boxed: each holds a
+    /// tokenizer of a few kilobytes, and an embedder is made once per process).
+    Static(Box<StaticModel>),
+    /// A sentence-transformers BERT folder.
+    Contextual(Box<ContextualModel>),
 }
 
-/// The manifest record of vectors made by `model`.
-pub fn embedding_info(model: &StaticModel) -> crate::model::EmbeddingInfo {
-    let id = model.identity();
-    crate::model::EmbeddingInfo {
-        model: id.name,
-        teacher_sha256: id.teacher_sha256,
-        vectors_sha256: id.vectors_sha256,
-        dims: id.dims as u32,
-        file: VECTORS_FILE.to_string(),
+impl Embedder {
+    /// Loads `dir`: a static model when it holds `model.json`, else a
+    /// sentence-transformers BERT folder.
+    pub fn load(dir: &Path) -> Result<Embedder, EmbedError> {
+        if dir.join(MODEL_JSON).is_file() {
+            Ok(Embedder::Static(Box::new(StaticModel::load(dir)?)))
+        } else if dir.join("config.json").is_file() {
+            Ok(Embedder::Contextual(Box::new(ContextualModel::load(dir)?)))
+        } else {
+            Err(EmbedError::invalid(
+                dir,
+                "neither a static model (model.json) nor a sentence-transformers BERT folder (config.json)",
+            ))
+        }
     }
+
+    /// A unit vector for `text` (the zero vector when nothing in it is known).
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        match self {
+            Embedder::Static(m) => m.embed(text),
+            Embedder::Contextual(m) => m.embed(text),
+        }
+    }
+
+    /// Who this model is, for recording next to vectors it produced.
+    pub fn identity(&self) -> ModelIdentity {
+        match self {
+            Embedder::Static(m) => m.identity(),
+            Embedder::Contextual(m) => m.identity(),
+        }
+    }
+
+    /// What a row of this model's vector file stands for.
+    pub fn unit(&self) -> crate::model::VectorUnit {
+        match self {
+            Embedder::Static(_) => crate::model::VectorUnit::Section,
+            Embedder::Contextual(_) => crate::model::VectorUnit::Page,
+        }
+    }
+
+    /// The manifest record of vectors made by this model.
+    pub fn info(&self) -> crate::model::EmbeddingInfo {
+        let id = self.identity();
+        crate::model::EmbeddingInfo {
+            model: id.name,
+            teacher_sha256: id.teacher_sha256,
+            vectors_sha256: id.vectors_sha256,
+            dims: id.dims as u32,
+            file: VECTORS_FILE.to_string(),
+            unit: self.unit(),
+        }
+    }
+
+    /// The files an artifact's vectors are written as: [`VECTORS_FILE`],
+    /// and for page vectors their [`VECTOR_KEYS_FILE`]. `previous` is the
+    /// previous snapshot of the same version when this model made its
+    /// vectors: rows of unchanged texts are taken from it, not embedded again.
+    /// Returns the files and how many texts were embedded.
+    pub fn embed_artifact(
+        &self,
+        pages: &[crate::model::Page],
+        sections: &[crate::model::Section],
+        previous: Option<(&Path, &crate::model::Manifest)>,
+    ) -> Result<(Vec<ArtifactFile>, usize), EmbedError> {
+        let vectors = Path::new(VECTORS_FILE);
+        match self {
+            Embedder::Static(m) => {
+                let page_of = crate::artifact::page_of(pages, sections);
+                let texts: Vec<String> = sections
+                    .iter()
+                    .zip(&page_of)
+                    .map(|(s, &p)| section_text(&pages[p], s))
+                    .collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let rows = m.embed_many(&refs);
+                let bytes = store::encode_vectors(vectors, m.dims(), &rows)?;
+                Ok((vec![(VECTORS_FILE, bytes)], rows.len()))
+            }
+            Embedder::Contextual(m) => {
+                let reuse = previous.map(previous_rows).unwrap_or_default();
+                let (rows, keys, embedded) = m.embed_pages(pages, sections, &reuse);
+                let bytes = store::encode_vectors(vectors, m.dims(), &rows)?;
+                let keys = keys.join("\n").into_bytes();
+                Ok((
+                    vec![(VECTORS_FILE, bytes), (VECTOR_KEYS_FILE, keys)],
+                    embedded,
+                ))
+            }
+        }
+    }
+}
+
+/// The rows of a previous snapshot's page vectors by the sha256 of their
+/// text. Anything unreadable gives no rows: everything is embedded again,
+/// which costs time but never correctness.
+fn previous_rows(
+    (dir, manifest): (&Path, &crate::model::Manifest),
+) -> std::collections::HashMap<String, Vec<f32>> {
+    let read = |name: &str| crate::artifact::read_verified(dir, manifest, name).ok();
+    let (Some(v), Some(k)) = (read(VECTORS_FILE), read(VECTOR_KEYS_FILE)) else {
+        return Default::default();
+    };
+    let Ok(store) = store::VectorStore::from_bytes(&dir.join(VECTORS_FILE), &v) else {
+        return Default::default();
+    };
+    let keys = String::from_utf8_lossy(&k);
+    let keys: Vec<&str> = keys.split('\n').collect();
+    if keys.len() != store.len() {
+        return Default::default();
+    }
+    keys.into_iter()
+        .enumerate()
+        .map(|(i, key)| (key.to_string(), store.row(i)))
+        .collect()
 }

@@ -147,7 +147,8 @@ impl VectorStore {
         Self::from_bytes(path, &bytes)
     }
 
-    fn from_bytes(path: &Path, bytes: &[u8]) -> Result<VectorStore, EmbedError> {
+    /// [`VectorStore::load`] of bytes already read; `path` only names them in errors.
+    pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<VectorStore, EmbedError> {
         if bytes.len() < HEADER_LEN {
             return Err(EmbedError::invalid(
                 path,

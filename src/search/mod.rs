@@ -79,9 +79,11 @@ pub struct LoadedSource {
     /// The manifest's `editions` pattern, compiled: which pages are one
     /// page in several editions.
     pub editions: Option<regex::Regex>,
-    /// Dense vectors of the sections (row = section number), when the
-    /// artifact has them and they were made by the library's model.
+    /// Dense vectors of the sections or pages (see `vector_unit`), when
+    /// the artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
+    /// What a row of `vectors` stands for.
+    pub vector_unit: crate::model::VectorUnit,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -176,7 +178,7 @@ impl LoadedSource {
     fn attach_vectors(
         &mut self,
         dir: &Path,
-        model: Option<&crate::embed::StaticModel>,
+        model: Option<&crate::embed::Embedder>,
     ) -> Option<String> {
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
@@ -195,17 +197,21 @@ impl LoadedSource {
                         &info.vectors_sha256[..info.vectors_sha256.len().min(12)]
                     ));
                 }
+                let (rows, what) = match info.unit {
+                    crate::model::VectorUnit::Section => (self.sections.len(), "sections"),
+                    crate::model::VectorUnit::Page => (self.pages.len(), "pages"),
+                };
                 match crate::embed::store::VectorStore::load(&dir.join(&info.file)) {
-                    Ok(v) if v.len() == self.sections.len() && v.dims() == id.dims => {
+                    Ok(v) if v.len() == rows && v.dims() == id.dims && info.unit == m.unit() => {
                         self.vectors = Some(v);
+                        self.vector_unit = info.unit;
                         None
                     }
                     Ok(v) => Some(format!(
-                        "{name}: {} holds {} vectors of {} dims for {} sections; served lexically",
+                        "{name}: {} holds {} vectors of {} dims for {rows} {what}; served lexically",
                         info.file,
                         v.len(),
                         v.dims(),
-                        self.sections.len()
                     )),
                     Err(e) => Some(format!("{name}: {e}; served lexically")),
                 }
@@ -256,6 +262,7 @@ impl LoadedSource {
             unit_terms,
             editions: None,
             vectors: None,
+            vector_unit: crate::model::VectorUnit::Section,
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,
@@ -316,7 +323,7 @@ pub struct Library {
     pub rank: rank::RankConfig,
     /// The model that embeds queries for dense retrieval; `None` serves
     /// lexically. Only sources whose vectors this model made use it.
-    pub model: Option<std::sync::Arc<crate::embed::StaticModel>>,
+    pub model: Option<std::sync::Arc<crate::embed::Embedder>>,
     /// Advisory about the index itself (a newer snapshot has been published);
     /// set by the server's watcher while this library is being served.
     pub notice: std::sync::Mutex<Option<String>>,
@@ -386,7 +393,7 @@ impl Library {
     /// lexically, with a warning that says why.
     pub fn load_dir_with(
         root: &Path,
-        model: Option<std::sync::Arc<crate::embed::StaticModel>>,
+        model: Option<std::sync::Arc<crate::embed::Embedder>>,
     ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         let mut lib = Library {
             model: model.clone(),
@@ -475,19 +482,7 @@ impl Library {
     }
 }
 
-/// Section text without its leading heading line (the heading is shown as its
-/// own field by every tool).
-pub(crate) fn strip_heading_line(text: &str) -> &str {
-    let t = text.trim_start();
-    if t.starts_with('#') {
-        match t.find('\n') {
-            Some(i) => t[i + 1..].trim_start(),
-            None => "",
-        }
-    } else {
-        t
-    }
-}
+pub(crate) use crate::model::strip_heading_line;
 
 /// A library of one source made from records in memory (unit tests).
 #[cfg(test)]

@@ -31,6 +31,7 @@ use std::collections::HashMap;
 
 use super::{Library, LoadedSource};
 use crate::index::{query_groups, query_groups_all, FieldWeights, IndexError, Scan, TermGroup};
+use crate::model::VectorUnit;
 
 /// Candidate units taken from the index per source (at least; more when
 /// more pages are wanted). Past the first few dozen BM25 candidates the
@@ -73,6 +74,9 @@ pub struct RankConfig {
     /// How strongly the dense weight shrinks as the best lexical page
     /// covers more of the query (0: a fixed weight).
     pub dense_adaptive: f64,
+    /// The k of reciprocal-rank fusion: how fast a rank's contribution
+    /// decays (smaller: the first few ranks of each side count more).
+    pub dense_k: f64,
     /// Cap every shown score at the one before it.
     pub monotone_scores: bool,
     /// `search_docs`: rank factor for pages of a product the query names
@@ -101,8 +105,11 @@ impl Default for RankConfig {
             // Descriptions and titles weigh more for agent-docs: its pages'
             // one-line descriptions are summaries in the readers' words
             // (BENCHMARKS.md, session 23).
+            // Cosine weights: BENCHMARKS.md, session 24 (page vectors of
+            // all-MiniLM-L6-v2 on the dev set and the team's sample).
             agent_docs: FamilyLevers {
                 dense: 0.5,
+                cosine: 1.5,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -112,15 +119,18 @@ impl Default for RankConfig {
             },
             godot: FamilyLevers {
                 dense: 0.5,
+                cosine: 2.5,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
             leapview: FamilyLevers {
                 dense: 0.5,
+                cosine: 2.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
             dense_adaptive: 2.0,
+            dense_k: 20.0,
             monotone_scores: true,
             named_product_boost: 3.0,
             parts_credit: 0.85,
@@ -135,8 +145,12 @@ impl Default for RankConfig {
 /// enough that one weight does not suit all (see BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FamilyLevers {
-    /// Weight of dense retrieval in the rank fusion (0: lexical only).
+    /// Weight of dense retrieval in the rank fusion with section vectors of
+    /// a static model (0: lexical only).
     pub dense: f64,
+    /// Weight of a page's cosine to the query, added to its relative
+    /// lexical rank, with page vectors of a transformer (0: lexical only).
+    pub cosine: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -421,8 +435,12 @@ impl Library {
             }
             hits = self.pages_of(self.units_of(sources, &queries, keep, want_pages), &queries);
         }
-        if levers.dense > 0.0 {
-            if let Some(model) = &self.model {
+        let weight = |m: &crate::embed::Embedder| match m.unit() {
+            VectorUnit::Section => levers.dense,
+            VectorUnit::Page => levers.cosine,
+        };
+        if let Some(model) = self.model.as_deref().filter(|m| weight(m) > 0.0) {
+            {
                 let qv = model.embed(query);
                 self.fuse_dense(
                     &mut hits,
@@ -564,11 +582,17 @@ impl Library {
             .collect())
     }
 
-    /// Weighted reciprocal-rank fusion of the lexical page ranking with the
-    /// dense one (pages by their best section's cosine to the query `qv`).
-    /// Rank fusion rather than score mixing because BM25 and cosine live on
-    /// unrelated scales that shift from query to query; ranks do not. Pages
-    /// only the dense side found join with their best section as the hit.
+    /// Fuses the lexical page ranking with the pages nearest to the query
+    /// `qv` in meaning. Pages only the dense side found join with their best
+    /// section (a page vector: its lead section) as the hit.
+    ///
+    /// Section vectors of the static model: weighted reciprocal-rank fusion,
+    /// since BM25 and a static cosine live on unrelated scales that shift
+    /// from query to query; ranks do not. Page vectors of the transformer:
+    /// its cosines mean the same from query to query, so they are added to
+    /// the lexical rank as scores (lexical rank relative to the best page,
+    /// plus `levers.cosine` × cosine): a page both sides like wins, and a
+    /// page far ahead on one side is not levelled to a rank.
     #[allow(clippy::too_many_arguments)]
     fn fuse_dense<'s>(
         &'s self,
@@ -581,14 +605,39 @@ impl Library {
         levers: &FamilyLevers,
         queries: &mut HashMap<usize, SourceQuery<'s>>,
     ) -> Result<(), IndexError> {
-        let (weight, fields) = (levers.dense, &levers.fields);
+        let fields = &levers.fields;
         let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
+        // Candidates to join (best first, at most `k` per source), and the
+        // cosine of every page the vectors cover.
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
+        let mut page_cos: HashMap<(usize, usize), f32> = HashMap::new();
+        let mut by_page = false;
         for &si in sources {
             let src = &self.sources[si];
             let Some(v) = &src.vectors else { continue };
-            for (cos, sec) in v.top_k(qv, k, |sec| keep.map(|f| f(src, sec)).unwrap_or(true)) {
-                dense.push((cos, si, sec));
+            // A page row stands for the page's lead section: the hit of a
+            // page only the dense side found, and what filters look at.
+            let section_of = |row: usize| match src.vector_unit {
+                VectorUnit::Section => Some(row),
+                VectorUnit::Page => {
+                    let r = &src.page_sections[row];
+                    (!r.is_empty()).then_some(r.start)
+                }
+            };
+            let accept = |row: usize| {
+                section_of(row).is_some_and(|sec| keep.map(|f| f(src, sec)).unwrap_or(true))
+            };
+            let all = src.vector_unit == VectorUnit::Page;
+            by_page |= all;
+            let scored = v.top_k(qv, if all { v.len() } else { k }, accept);
+            for (n, (cos, row)) in scored.into_iter().enumerate() {
+                let Some(sec) = section_of(row) else { continue };
+                if all {
+                    page_cos.insert((si, row), cos);
+                }
+                if n < k {
+                    dense.push((cos, si, sec));
+                }
             }
         }
         if dense.is_empty() {
@@ -601,6 +650,7 @@ impl Library {
             .map(|(i, h)| ((h.source, h.page), i))
             .collect();
         let lexical = hits.len();
+        let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
         let mut dense_rank: Vec<Option<usize>> = vec![None; hits.len()];
         let mut next = 0usize;
         for (cos, si, sec) in dense {
@@ -647,6 +697,20 @@ impl Library {
                 next += 1;
             }
         }
+        if by_page {
+            let top = if top_lexical > 0.0 { top_lexical } else { 1.0 };
+            for (i, h) in hits.iter_mut().enumerate() {
+                let cos = page_cos
+                    .get(&(h.source, h.page))
+                    .copied()
+                    .unwrap_or(h.cosine);
+                h.cosine = cos;
+                let lex = if i < lexical { h.rank / top } else { 0.0 };
+                h.rank = lex + levers.cosine * f64::from(cos.max(0.0));
+            }
+            sort_hits(hits, |h| h.rank);
+            return Ok(());
+        }
         // Dense retrieval pays where the query's words are not the docs'
         // words: the less of the query the best lexical page covers, the
         // more the dense side counts.
@@ -655,8 +719,9 @@ impl Library {
             .filter(|_| lexical > 0)
             .map(|h| h.coverage)
             .unwrap_or(0.0);
-        let weight = weight * (1.0 - top_cov).max(0.0).powf(self.rank.dense_adaptive);
-        let rrf = |r: Option<usize>| r.map(|r| 1.0 / (RRF_K + r as f64 + 1.0)).unwrap_or(0.0);
+        let weight = levers.dense * (1.0 - top_cov).max(0.0).powf(self.rank.dense_adaptive);
+        let k = self.rank.dense_k;
+        let rrf = |r: Option<usize>| r.map(|r| 1.0 / (k + r as f64 + 1.0)).unwrap_or(0.0);
         for (i, h) in hits.iter_mut().enumerate() {
             let lex = (i < lexical).then_some(i);
             h.rank = (1.0 - weight) * rrf(lex) + weight * rrf(dense_rank[i]);
@@ -668,8 +733,6 @@ impl Library {
 
 /// Sections taken from the dense side per query (at least).
 const DENSE_CANDIDATES: usize = 100;
-/// The k of reciprocal-rank fusion: how fast a rank's contribution decays.
-const RRF_K: f64 = 20.0;
 
 /// Order hits by `key`, best first (ties by source and page, so the order is stable).
 pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {

@@ -7,9 +7,9 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{build_with, run_docsnap, teacher_dir, Mirror};
+use common::{build_with, run_docsnap, run_docsnap_env, teacher_dir, Mirror};
 use docsnap::embed::store::VectorStore;
-use docsnap::embed::StaticModel;
+use docsnap::embed::{Embedder, StaticModel};
 use docsnap::search::Library;
 
 #[test]
@@ -30,7 +30,9 @@ fn build_with_model_and_serve_hybrid() {
         model_dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "distill failed: {out}\n{err}");
-    let model = Arc::new(StaticModel::load(&model_dir).expect("load the distilled model"));
+    let model = Arc::new(Embedder::Static(Box::new(
+        StaticModel::load(&model_dir).expect("load the distilled model"),
+    )));
 
     let mirror = Mirror::start(None, &[]);
     let snaps = tmp.path().join("snapshots");
@@ -64,15 +66,7 @@ fn build_with_model_and_serve_hybrid() {
     let (lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
-    let r = lib
-        .docs_search(&docsnap::search::leapview::DocsSearchArgs {
-            query: "how do I ship my app to users".into(),
-            limit: Some(10),
-            path: None,
-            cursor: None,
-        })
-        .unwrap();
-    assert!(!r.matches.is_empty());
+    assert!(!ship_query(&lib).matches.is_empty());
     // The dense side alone finds pages too (a query with no word of the docs).
     let lib_dense = Library {
         rank: docsnap::search::rank::RankConfig {
@@ -110,4 +104,102 @@ fn build_with_model_and_serve_hybrid() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("no vectors"), "{warnings:?}");
     assert!(lib.sources.iter().all(|s| s.vectors.is_none()));
+}
+
+/// The transformer itself as `--model`: one vector per page, named in the
+/// manifest with its keys; served with score fusion; a rebuild of the same
+/// content runs the transformer on nothing and writes the same vectors.
+#[test]
+fn build_with_transformer_page_vectors_and_reuse_them() {
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED build_with_transformer_page_vectors_and_reuse_them: no BERT model on this machine");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let snaps = tmp.path().join("snapshots");
+    let model_arg = teacher.to_str().unwrap();
+    // At log level info, the build says how many texts each version embedded.
+    let build = |extra: &[&str]| {
+        let out = snaps.to_str().unwrap();
+        let mut args = vec!["--model", model_arg, "build", "--mirror", &mirror.url];
+        args.extend(["--out", out, "--rate", "0", "--source", "leapview"]);
+        args.extend(extra);
+        let (code, _, err) = run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())]);
+        assert_eq!(code, 0, "{err}");
+        err
+    };
+    let err = build(&[]);
+    assert_eq!(err.matches(" texts)").count(), 2, "{err}");
+    assert!(
+        !err.contains("(0 texts)"),
+        "first build embedded nothing:\n{err}"
+    );
+    let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
+    assert_eq!(model.unit(), docsnap::model::VectorUnit::Page);
+
+    let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    let mut first = Vec::new();
+    for d in &dirs {
+        let m = docsnap::artifact::verify(d).expect("artifact verifies");
+        let e = m.embedding.clone().expect("embedding record");
+        assert_eq!(
+            e,
+            model.info(),
+            "manifest names the model that made the vectors"
+        );
+        assert!(m.files.contains_key(docsnap::embed::VECTOR_KEYS_FILE));
+        let v = VectorStore::load(&d.join(&e.file)).unwrap();
+        assert_eq!(v.len() as u64, m.counts.pages, "one row per page");
+        assert_eq!(v.dims(), 384);
+        first.push(v);
+    }
+
+    let (lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
+    assert!(!ship_query(&lib).matches.is_empty());
+    let hits = lib
+        .rank_pages(
+            &[0],
+            "how do I ship my app to users",
+            None,
+            10,
+            lib.rank.leapview,
+        )
+        .unwrap();
+    assert!(hits.iter().any(|h| h.cosine > 0.0), "no page cosine fused");
+    let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+
+    // Same content, written again: every row comes from the previous snapshot.
+    let err = build(&["--force"]);
+    assert_eq!(err.matches("(0 texts)").count(), 2, "{err}");
+    let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
+    for (d, before) in dirs.iter().zip(&first) {
+        // The same int8 rows (their stored scale, which cancels out of
+        // every cosine, may differ in the last bit).
+        let after = VectorStore::load(&d.join(docsnap::embed::VECTORS_FILE)).unwrap();
+        assert_eq!(after.len(), before.len());
+        for i in 0..after.len() {
+            let (a, b) = (after.row(i), before.row(i));
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6),
+                "row {i} of {} differs after reuse",
+                d.display()
+            );
+        }
+    }
+}
+
+/// A LeapView question in the user's words, answered by `lib`.
+fn ship_query(lib: &Library) -> docsnap::search::leapview::DocsSearchResult {
+    lib.docs_search(&docsnap::search::leapview::DocsSearchArgs {
+        query: "how do I ship my app to users".into(),
+        limit: Some(10),
+        path: None,
+        cursor: None,
+    })
+    .unwrap()
 }

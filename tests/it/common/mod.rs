@@ -83,13 +83,14 @@ pub fn run_docsnap(args: &[&str]) -> (i32, String, String) {
     run_docsnap_env(args, &[])
 }
 
-/// [`run_docsnap`] with extra environment variables.
+/// [`run_docsnap`] with extra environment variables (which may raise the
+/// log level from its default, `DOCSNAP_LOG=warn`).
 pub fn run_docsnap_env(args: &[&str], env: &[(String, String)]) -> (i32, String, String) {
     let out = Command::new(docsnap())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("DOCSNAP_LOG", "warn")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("run docsnap");
     (
