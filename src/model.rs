@@ -361,7 +361,6 @@ pub fn page_hash(title: &str, description: &str, markdown: &str) -> String {
     crate::util::sha256_hex(format!("{title}\n\u{0}{description}\n\u{0}{markdown}").as_bytes())
 }
 
-/// Records for unit tests elsewhere in the crate.
 /// Section text without its leading heading line (every tool shows the
 /// heading as its own field; an embedding has it from the heading path).
 pub fn strip_heading_line(text: &str) -> &str {
@@ -376,6 +375,7 @@ pub fn strip_heading_line(text: &str) -> &str {
     }
 }
 
+/// Records for unit tests elsewhere in the crate.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::Page;

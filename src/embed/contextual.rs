@@ -65,11 +65,7 @@ impl BertFolder {
             fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, e))?;
         let config: Config = serde_json::from_str(&config_text)
             .map_err(|e| EmbedError::invalid(&config_path, format!("not a BERT config: {e}")))?;
-        let hidden = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v.get("hidden_size").and_then(|h| h.as_u64()))
-            .unwrap_or(0) as usize;
-        check_pooling(dir, hidden)?;
+        check_pooling(dir, config.hidden_size)?;
         let tokenizer = load_tokenizer(&tok_path)?;
         let tok_bytes = fs::read(&tok_path).map_err(|e| EmbedError::io(&tok_path, e))?;
         let weights = fs::read(&weights_path).map_err(|e| EmbedError::io(&weights_path, e))?;

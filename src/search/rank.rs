@@ -439,8 +439,11 @@ impl Library {
             VectorUnit::Section => levers.dense,
             VectorUnit::Page => levers.cosine,
         };
+        // The query is embedded only when some source has vectors to
+        // compare it with: for the transformer that is most of a query's cost.
+        let has_vectors = sources.iter().any(|&si| self.sources[si].vectors.is_some());
         if let Some(model) = self.model.as_deref().filter(|m| weight(m) > 0.0) {
-            {
+            if has_vectors {
                 let qv = model.embed(query);
                 self.fuse_dense(
                     &mut hits,
