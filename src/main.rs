@@ -24,13 +24,20 @@ struct Cli {
     /// sources.yaml to read.
     #[arg(long, global = true, default_value = "sources.yaml")]
     config: PathBuf,
-    /// Embedding model for dense retrieval: a static model (a folder made by
-    /// `docsnap distill`; builds embed sections) or a sentence-transformers
-    /// BERT folder (builds embed pages; better on users' words, ~12 ms per
-    /// query). Servers embed queries with the same model. Without one,
-    /// everything works lexically.
+    /// Embedding model for dense retrieval: a sentence-transformers BERT
+    /// folder (builds embed pages; servers embed each question, ~2–3 ms) or a
+    /// static model made by `docsnap distill` (builds embed sections).
+    /// Servers must use the model the build used. Default: the
+    /// all-MiniLM-L6-v2 folder `scripts/fetch-model.sh` installs
+    /// ($DOCSNAP_CACHE or ~/.cache/docsnap, then all-minilm-l6-v2), when it is
+    /// there; otherwise search is lexical, and says so once.
     #[arg(long, global = true, env = "DOCSNAP_MODEL")]
     model: Option<PathBuf>,
+    /// Without --model, search lexically instead of picking up the default
+    /// model (what the tests do, to test each setting on purpose).
+    #[arg(long, global = true, env = "DOCSNAP_NO_DEFAULT_MODEL",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    no_default_model: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -254,6 +261,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn run(cli: Cli) -> Result<i32> {
+    let model = ModelChoice {
+        dir: cli.model.clone(),
+        no_default: cli.no_default_model,
+    };
     match cli.cmd {
         Cmd::Build {
             sources,
@@ -263,7 +274,7 @@ fn run(cli: Cli) -> Result<i32> {
         } => {
             let cfg = Config::load(&cli.config)?;
             let selected = cfg.select(&sources)?;
-            let model = load_model(cli.model.as_deref())?;
+            let model = load_model(&model)?;
             let allow_failures = fetch.allow_failures;
             let jobs = fetch.jobs as usize;
             let (bars, progress) = build_progress();
@@ -312,7 +323,7 @@ fn run(cli: Cli) -> Result<i32> {
             } else {
                 (artifacts.clone(), None)
             };
-            let mut lib = load_library(&load_from, load_model(cli.model.as_deref())?)?;
+            let mut lib = load_library(&load_from, load_model(&model)?)?;
             if let Some(v) = &leapview_version {
                 if !lib.sources.iter().any(|s| {
                     s.manifest.tool_set() == docsnap::model::ToolSet::Leapview
@@ -387,7 +398,7 @@ fn run(cli: Cli) -> Result<i32> {
             detailed,
             artifacts,
         } => {
-            let lib = load_library(&artifacts, load_model(cli.model.as_deref())?)?;
+            let lib = load_library(&artifacts, load_model(&model)?)?;
             let args = SearchDocsArgs {
                 query,
                 limit,
@@ -478,7 +489,7 @@ fn run(cli: Cli) -> Result<i32> {
             let jobs = fetch.jobs as usize;
             let opts = docsnap::rebuild::RebuildOptions {
                 build: BuildOptions {
-                    model: load_model(cli.model.as_deref())?,
+                    model: load_model(&model)?,
                     ..fetch.options(out, docsnap::rebuild::log_progress())?
                 },
                 publish_to,
@@ -607,16 +618,45 @@ fn default_cache(publish: &std::path::Path) -> PathBuf {
     std::env::temp_dir().join(format!("docsnap-cache-{}", &tag[..12]))
 }
 
-/// The model named by `--model` (static or a BERT folder), or `None`
-/// (lexical search only, said once here).
-fn load_model(dir: Option<&std::path::Path>) -> Result<Option<Arc<docsnap::embed::Embedder>>> {
-    let Some(dir) = dir else {
-        tracing::info!("no --model: search is lexical only (no dense retrieval)");
-        return Ok(None);
+/// Where `scripts/fetch-model.sh` installs the default model.
+fn default_model_dir() -> Option<PathBuf> {
+    let cache = match std::env::var_os("DOCSNAP_CACHE") {
+        Some(c) => PathBuf::from(c),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/docsnap"),
     };
-    let m = docsnap::embed::Embedder::load(dir)
-        .with_context(|| format!("--model `{}`", dir.display()))?;
-    tracing::info!("embedding model: {}", m.identity());
+    Some(cache.join("all-minilm-l6-v2"))
+}
+
+/// `--model` and `--no-default-model`, as given.
+struct ModelChoice {
+    dir: Option<PathBuf>,
+    no_default: bool,
+}
+
+/// The model to embed with: `--model`, else the default folder when it
+/// holds a model, else `None` (lexical search only, said once here).
+fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedder>>> {
+    let (dir, how) = match (&choice.dir, default_model_dir()) {
+        (Some(dir), _) => (dir.clone(), "--model"),
+        (None, _) if choice.no_default => {
+            tracing::info!("--no-default-model: search is lexical only (no dense retrieval)");
+            return Ok(None);
+        }
+        (None, Some(dir)) if dir.join("model.safetensors").is_file() => (dir, "the default model"),
+        (None, default) => {
+            let at = default
+                .map(|d| format!(" at `{}`", d.display()))
+                .unwrap_or_default();
+            tracing::info!(
+                "no embedding model{at} (`scripts/fetch-model.sh --teacher-only` installs it, \
+                 or pass --model DIR): search is lexical only"
+            );
+            return Ok(None);
+        }
+    };
+    let m = docsnap::embed::Embedder::load(&dir)
+        .with_context(|| format!("{how} `{}`", dir.display()))?;
+    tracing::info!("embedding model ({how}): {}", m.identity());
     Ok(Some(Arc::new(m)))
 }
 

@@ -1,18 +1,18 @@
 //! The transformer itself as the embedder: a sentence-transformers BERT
-//! folder run by candle on every text, mean-pooled and normalized.
+//! folder run by `docsnap-bert` (this workspace's forward pass) on every
+//! text, mean-pooled and normalized.
 //!
 //! Far costlier than the static vectors (milliseconds per text instead of
 //! microseconds), so it embeds one vector per *page* rather than per section,
 //! from the part of a page that says what it is about (title, description,
 //! headings, opening text). Measured in BENCHMARKS.md: it is the setting that
-//! helps questions in the user's own words, at about 10 ms per query.
+//! helps questions in the user's own words, at a few milliseconds per query.
 
 use std::fs;
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use docsnap_bert::Bert;
+pub use docsnap_bert::Precision;
 use tokenizers::Tokenizer;
 
 use super::{load_tokenizer, EmbedError, ModelIdentity, TOKENIZER_JSON};
@@ -33,10 +33,8 @@ const RECIPE: &str = "page:title+desc+headings+opening600;mean-pool;max256";
 /// A sentence-transformers BERT model, loaded: tokenizer, weights and the
 /// sha256 of the weights for its identity.
 pub struct BertFolder {
-    /// The network.
-    pub model: BertModel,
-    /// Its config.json.
-    pub config: Config,
+    /// The network (its config.json in `bert.config`).
+    pub bert: Bert,
     /// The tokenizer, padding and truncation off.
     pub tokenizer: Tokenizer,
     /// sha256 of `model.safetensors`.
@@ -49,7 +47,7 @@ impl BertFolder {
     /// Loads `dir` (`config.json`, `model.safetensors`, `tokenizer.json`, and
     /// `1_Pooling/config.json` when present), refusing anything that is not a
     /// mean-pooled BERT with a message naming the file.
-    pub fn load(dir: &Path) -> Result<BertFolder, EmbedError> {
+    pub fn load(dir: &Path, precision: Precision) -> Result<BertFolder, EmbedError> {
         let config_path = dir.join("config.json");
         let weights_path = dir.join("model.safetensors");
         let tok_path = dir.join(TOKENIZER_JSON);
@@ -61,30 +59,25 @@ impl BertFolder {
                 ));
             }
         }
-        let config_text =
-            fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, e))?;
-        let config: Config = serde_json::from_str(&config_text)
-            .map_err(|e| EmbedError::invalid(&config_path, format!("not a BERT config: {e}")))?;
-        check_pooling(dir, config.hidden_size)?;
+        let (bert, weights) = docsnap_bert::load_folder(dir, precision)?;
+        check_pooling(dir, bert.config.hidden_size)?;
         let tokenizer = load_tokenizer(&tok_path)?;
+        // Every id the tokenizer can produce must have a row of weights.
+        let vocab = bert.config.vocab_size;
+        if tokenizer.get_vocab_size(true) > vocab {
+            return Err(EmbedError::invalid(
+                &tok_path,
+                format!(
+                    "{} tokens but config.json's vocab_size is {vocab}",
+                    tokenizer.get_vocab_size(true)
+                ),
+            ));
+        }
         let tok_bytes = fs::read(&tok_path).map_err(|e| EmbedError::io(&tok_path, e))?;
-        let weights = fs::read(&weights_path).map_err(|e| EmbedError::io(&weights_path, e))?;
-        let weights_sha256 = crate::util::sha256_hex(&weights);
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(
-            |source| EmbedError::Model {
-                what: format!("reading {}", weights_path.display()),
-                source,
-            },
-        )?;
-        let model = BertModel::load(vb, &config).map_err(|source| EmbedError::Model {
-            what: format!("loading BERT weights from {}", weights_path.display()),
-            source,
-        })?;
         Ok(BertFolder {
-            model,
-            config,
+            bert,
             tokenizer,
-            weights_sha256,
+            weights_sha256: crate::util::sha256_hex(&weights),
             tokenizer_sha256: crate::util::sha256_hex(&tok_bytes),
         })
     }
@@ -139,15 +132,25 @@ impl std::fmt::Debug for ContextualModel {
 }
 
 impl ContextualModel {
-    /// Loads a sentence-transformers BERT folder (see [`BertFolder::load`]).
+    /// Loads a sentence-transformers BERT folder (see [`BertFolder::load`])
+    /// to run in 8 bits: as good as f32 on every family of the dev set and
+    /// a quarter of the weights to read per question (BENCHMARKS.md).
     pub fn load(dir: &Path) -> Result<ContextualModel, EmbedError> {
-        let bert = BertFolder::load(dir)?;
+        Self::load_with(dir, Precision::Int8)
+    }
+
+    /// [`ContextualModel::load`] in the given precision, which is part of
+    /// the model's identity (vectors of one precision are never queried
+    /// with the other's).
+    pub fn load_with(dir: &Path, precision: Precision) -> Result<ContextualModel, EmbedError> {
+        let bert = BertFolder::load(dir, precision)?;
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "bert".into());
-        let recipe_sha256 =
-            crate::util::sha256_hex(format!("{}\n{RECIPE}", bert.tokenizer_sha256).as_bytes());
+        let recipe_sha256 = crate::util::sha256_hex(
+            format!("{}\n{RECIPE};{precision:?}", bert.tokenizer_sha256).as_bytes(),
+        );
         Ok(ContextualModel {
             bert,
             name,
@@ -157,7 +160,7 @@ impl ContextualModel {
 
     /// Components per vector (the model's hidden size).
     pub fn dims(&self) -> usize {
-        self.bert.config.hidden_size
+        self.bert.bert.config.hidden_size
     }
 
     /// Who this model is, for recording next to vectors it produced.
@@ -186,20 +189,19 @@ impl ContextualModel {
             .encode_fast(text, true)
             .map_err(|e| e.to_string())?;
         let mut ids = enc.get_ids().to_vec();
-        if ids.len() > CONTEXT_TOKENS {
+        let max = CONTEXT_TOKENS.min(self.bert.bert.config.max_position_embeddings);
+        if ids.len() > max && max > 1 {
             // Keep the closing [SEP]: the model was trained on framed input.
             let sep = *ids.last().expect("non-empty");
-            ids.truncate(CONTEXT_TOKENS - 1);
+            ids.truncate(max - 1);
             ids.push(sep);
         }
-        let n = ids.len();
-        let run = || -> candle_core::Result<Vec<f32>> {
-            let input = Tensor::from_vec(ids, (1, n), &Device::Cpu)?;
-            let types = input.zeros_like()?;
-            let hidden = self.bert.model.forward(&input, &types, None)?;
-            hidden.mean(1)?.flatten_all()?.to_vec1::<f32>()
-        };
-        let mut v = run().map_err(|e| e.to_string())?;
+        let mut v = self
+            .bert
+            .bert
+            .mean_pooled(&[&ids])
+            .pop()
+            .ok_or("no output")?;
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if !(norm > 0.0 && norm.is_finite()) {
             return Err("zero or non-finite embedding".into());
@@ -222,28 +224,27 @@ impl ContextualModel {
             .iter()
             .map(|t| crate::util::sha256_hex(t.as_bytes()))
             .collect();
-        let mut embedded = 0usize;
+        let embedded = std::sync::atomic::AtomicUsize::new(0);
         let started = std::time::Instant::now();
-        let rows = texts
-            .iter()
+        // Pages on all cores (each page's products also share out their
+        // columns; rayon keeps the two levels on one pool of threads).
+        use rayon::prelude::*;
+        let rows: Vec<Vec<f32>> = texts
+            .par_iter()
             .zip(&keys)
-            .enumerate()
-            .map(|(i, (t, k))| match reuse.get(k) {
+            .map(|(t, k)| match reuse.get(k) {
                 Some(v) if v.len() == self.dims() => v.clone(),
                 _ => {
-                    embedded += 1;
-                    if embedded.is_multiple_of(100) {
-                        tracing::info!(
-                            "embed: {}/{} pages ({:.0?})",
-                            i + 1,
-                            pages.len(),
-                            started.elapsed()
-                        );
+                    let v = self.embed(t);
+                    let done = embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if done.is_multiple_of(100) {
+                        tracing::info!("embed: {done} pages ({:.0?})", started.elapsed());
                     }
-                    self.embed(t)
+                    v
                 }
             })
             .collect();
+        let embedded = embedded.into_inner();
         (rows, keys, embedded)
     }
 }

@@ -11,8 +11,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use candle_core::{DType, Device, Tensor};
-use candle_transformers::models::bert::BertModel;
 use nalgebra::{DMatrix, SymmetricEigen};
 use serde::{Deserialize, Serialize};
 
@@ -87,15 +85,14 @@ pub fn distill(
     opts: &DistillOptions,
 ) -> Result<StaticModelInfo, EmbedError> {
     let BertFolder {
-        model,
-        config,
+        bert,
         tokenizer,
         weights_sha256: teacher_sha256,
         ..
-    } = BertFolder::load(bert_dir)?;
+    } = BertFolder::load(bert_dir, docsnap_bert::Precision::F32)?;
+    let config = &bert.config;
     let config_path = bert_dir.join("config.json");
     let tok_path = bert_dir.join(TOKENIZER_JSON);
-    let weights_path = bert_dir.join("model.safetensors");
     if opts.dims == 0 || opts.dims > config.hidden_size {
         return Err(EmbedError::invalid(
             &config_path,
@@ -107,15 +104,6 @@ pub fn distill(
     }
 
     let vocab_size = config.vocab_size;
-    if tokenizer.get_vocab_size(true) > vocab_size {
-        return Err(EmbedError::invalid(
-            &tok_path,
-            format!(
-                "{} tokens but config.json's vocab_size is {vocab_size}",
-                tokenizer.get_vocab_size(true)
-            ),
-        ));
-    }
     // The special tokens framing one sequence, as the tokenizer itself adds
     // them (no hard-coded ids).
     let frame = tokenizer
@@ -148,19 +136,12 @@ pub fn distill(
         ));
     }
 
-    let model_err = |what: &str| {
-        let what = format!("{what} {}", weights_path.display());
-        move |source| EmbedError::Model { what, source }
-    };
-    let device = Device::Cpu;
-
     let started = Instant::now();
     let hidden = config.hidden_size;
     let mut pooled: Vec<f32> = Vec::with_capacity(kept.len() * hidden);
     let batches = kept.len().div_ceil(opts.batch_size.max(1));
     for (b, chunk) in kept.chunks(opts.batch_size.max(1)).enumerate() {
-        let out = forward_pooled(&model, chunk, cls, sep, &device)
-            .map_err(model_err("running the model of"))?;
+        let out = forward_pooled(&bert, chunk, cls, sep);
         if out.len() != chunk.len() * hidden {
             return Err(EmbedError::invalid(
                 &config_path,
@@ -182,15 +163,13 @@ pub fn distill(
         }
     }
 
-    let pca = Pca::fit(&pooled, hidden, opts.dims).map_err(model_err("PCA of the outputs of"))?;
+    let pca = Pca::fit(&pooled, hidden, opts.dims);
     tracing::info!(
         "distill: PCA to {} dims keeps {:.1}% of the variance",
         opts.dims,
         100.0 * pca.variances.iter().sum::<f64>() / pca.total_variance.max(f64::MIN_POSITIVE)
     );
-    let reduced = pca
-        .transform(&pooled)
-        .map_err(model_err("PCA projection of the outputs of"))?;
+    let reduced = pca.transform(&pooled);
 
     let dims = opts.dims;
     let mut table = vec![half::f16::ZERO; vocab_size * dims];
@@ -237,27 +216,11 @@ pub fn distill(
 }
 
 /// One forward pass over `[CLS] tok [SEP]` for each token of `ids`; returns the
-/// attention-masked mean of the last hidden states, row-major `ids.len() × hidden`.
-fn forward_pooled(
-    model: &BertModel,
-    ids: &[u32],
-    cls: u32,
-    sep: u32,
-    device: &Device,
-) -> candle_core::Result<Vec<f32>> {
-    let n = ids.len();
-    let flat: Vec<u32> = ids.iter().flat_map(|&t| [cls, t, sep]).collect();
-    let input = Tensor::from_vec(flat, (n, 3), device)?;
-    let types = input.zeros_like()?;
-    let mask = input.ones_like()?;
-    let hidden = model.forward(&input, &types, Some(&mask))?;
-    let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-    let counts = mask.sum(1)?;
-    summed
-        .broadcast_div(&counts)?
-        .flatten_all()?
-        .to_vec1::<f32>()
+/// mean of the last hidden states, row-major `ids.len() × hidden`.
+fn forward_pooled(bert: &docsnap_bert::Bert, ids: &[u32], cls: u32, sep: u32) -> Vec<f32> {
+    let framed: Vec<[u32; 3]> = ids.iter().map(|&t| [cls, t, sep]).collect();
+    let seqs: Vec<&[u32]> = framed.iter().map(|f| &f[..]).collect();
+    bert.mean_pooled(&seqs).concat()
 }
 
 /// Principal component analysis by eigen-decomposition of the covariance
@@ -280,21 +243,29 @@ pub(crate) struct Pca {
 impl Pca {
     /// Fits `k` components to row-major `data` with `d` features per row.
     ///
-    /// The big products run in candle (compiled optimized even in test
-    /// builds, unlike generic nalgebra code instantiated in this crate); only
-    /// the small `d × d` eigenproblem is nalgebra's.
-    pub fn fit(data: &[f32], d: usize, k: usize) -> candle_core::Result<Pca> {
+    /// The big product (the covariance, n×d by d×n) runs in docsnap-bert's
+    /// kernel, compiled optimized even in test builds; only the small
+    /// `d × d` eigenproblem is nalgebra's.
+    pub fn fit(data: &[f32], d: usize, k: usize) -> Pca {
         let n = data.len() / d;
-        let x = Tensor::from_slice(&data[..n * d], (n, d), &Device::Cpu)?.to_dtype(DType::F64)?;
-        let mean_t = x.mean_keepdim(0)?;
-        let xc = x.broadcast_sub(&mean_t)?;
-        let cov = xc
-            .t()?
-            .contiguous()?
-            .matmul(&xc)?
-            .affine(1.0 / n.saturating_sub(1).max(1) as f64, 0.0)?;
-        let mean: Vec<f64> = mean_t.flatten_all()?.to_vec1()?;
-        let cov = DMatrix::<f64>::from_row_slice(d, d, &cov.flatten_all()?.to_vec1::<f64>()?);
+        let mut mean = vec![0f64; d];
+        for row in data[..n * d].chunks_exact(d) {
+            mean.iter_mut().zip(row).for_each(|(m, &v)| *m += v as f64);
+        }
+        mean.iter_mut().for_each(|m| *m /= n.max(1) as f64);
+        // Centered and transposed (d × n), so the covariance is a product of
+        // rows with rows; rows padded with zeros to the kernel's width of 8.
+        let np = n.next_multiple_of(8);
+        let mut xt = vec![0f32; d * np];
+        for (i, row) in data[..n * d].chunks_exact(d).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                xt[j * np + i] = (v as f64 - mean[j]) as f32;
+            }
+        }
+        let gram = docsnap_bert::matmul_t(&xt, d, &xt, d, np);
+        let scale = 1.0 / n.saturating_sub(1).max(1) as f64;
+        let cov: Vec<f64> = gram.iter().map(|&v| v as f64 * scale).collect();
+        let cov = DMatrix::<f64>::from_row_slice(d, d, &cov);
         let eig = SymmetricEigen::new(cov);
         let mut order: Vec<usize> = (0..d).collect();
         order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
@@ -313,30 +284,29 @@ impl Pca {
             variances.push(eig.eigenvalues[c]);
         }
         let total_variance = eig.eigenvalues.iter().sum();
-        Ok(Pca {
+        Pca {
             mean,
             components,
             variances,
             total_variance,
             d,
             k,
-        })
+        }
     }
 
     /// Projects row-major `data` onto the components: `(x - mean) · C^T`.
-    pub fn transform(&self, data: &[f32]) -> candle_core::Result<Vec<f32>> {
+    pub fn transform(&self, data: &[f32]) -> Vec<f32> {
         let n = data.len() / self.d;
-        let dev = Device::Cpu;
-        let x = Tensor::from_slice(&data[..n * self.d], (n, self.d), &dev)?.to_dtype(DType::F64)?;
-        let mean = Tensor::from_slice(&self.mean, (1, self.d), &dev)?;
-        let ct = Tensor::from_slice(&self.components, (self.k, self.d), &dev)?
-            .t()?
-            .contiguous()?;
-        x.broadcast_sub(&mean)?
-            .matmul(&ct)?
-            .to_dtype(DType::F32)?
-            .flatten_all()?
-            .to_vec1::<f32>()
+        let xc: Vec<f32> = data[..n * self.d]
+            .chunks_exact(self.d)
+            .flat_map(|row| {
+                row.iter()
+                    .zip(&self.mean)
+                    .map(|(&v, m)| (v as f64 - m) as f32)
+            })
+            .collect();
+        let c: Vec<f32> = self.components.iter().map(|&v| v as f32).collect();
+        docsnap_bert::matmul_t(&xc, n, &c, self.k, self.d)
     }
 }
 
@@ -405,13 +375,13 @@ mod tests {
             data.push((-5.0 + t * dir[1] + noise()) as f32);
             data.push((2.0 + t * dir[2] + noise()) as f32);
         }
-        let pca = Pca::fit(&data, 3, 2).unwrap();
+        let pca = Pca::fit(&data, 3, 2);
         let c0 = &pca.components[0..3];
         let align: f64 = c0.iter().zip(&dir).map(|(a, b)| a * b).sum();
         assert!(align > 0.999, "first component {c0:?}");
         assert!(pca.variances[0] > 100.0 * pca.variances[1]);
         assert!((pca.mean[0] - 10.0).abs() < 0.05 && (pca.mean[1] + 5.0).abs() < 0.05);
-        let t = pca.transform(&data).unwrap();
+        let t = pca.transform(&data);
         assert_eq!(t.len(), 400);
         // Projections are centred, and the first one is the position along the line.
         let m: f32 = t.chunks(2).map(|r| r[0]).sum::<f32>() / 200.0;
@@ -428,7 +398,7 @@ mod tests {
                 (s >> 40) as f32 / (1u64 << 24) as f32
             })
             .collect();
-        let pca = Pca::fit(&data, 8, 4).unwrap();
+        let pca = Pca::fit(&data, 8, 4);
         for a in 0..4 {
             for b in 0..4 {
                 let d: f64 = (0..8)

@@ -61,14 +61,9 @@ pub enum EmbedError {
         /// What was wrong with it.
         reason: String,
     },
-    /// The teacher model failed to load or run (candle's message kept).
-    #[error("{what}: {source}")]
-    Model {
-        /// The step and file, e.g. "loading model.safetensors".
-        what: String,
-        /// candle's error.
-        source: candle_core::Error,
-    },
+    /// The teacher model could not be read (its own message names the file).
+    #[error(transparent)]
+    Bert(#[from] docsnap_bert::BertError),
 }
 
 impl EmbedError {

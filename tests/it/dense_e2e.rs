@@ -203,3 +203,63 @@ fn ship_query(lib: &Library) -> docsnap::search::leapview::DocsSearchResult {
     })
     .unwrap()
 }
+
+/// Without `--model`, build and serve pick up the model where
+/// `scripts/fetch-model.sh` installs it, `--no-default-model` (or its
+/// variable) turns that off, and an empty cache leaves search lexical with
+/// a message saying how to get the model.
+#[test]
+fn the_default_model_is_found_and_can_be_turned_off() {
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED the_default_model_is_found_and_can_be_turned_off: no BERT model");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let with = tmp.path().join("with");
+    std::fs::create_dir(&with).unwrap();
+    std::os::unix::fs::symlink(&teacher, with.join("all-minilm-l6-v2")).unwrap();
+    let without = tmp.path().join("without");
+    std::fs::create_dir(&without).unwrap();
+    let missing = tmp.path().join("no-artifacts");
+    // `search` loads the model before it finds there is nothing to search.
+    let run = |cache: &std::path::Path, no_default: &str, extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["search", "node", "--artifacts", missing.to_str().unwrap()]);
+        let env = [
+            ("DOCSNAP_LOG".to_string(), "info".to_string()),
+            ("DOCSNAP_CACHE".to_string(), cache.display().to_string()),
+            (
+                "DOCSNAP_NO_DEFAULT_MODEL".to_string(),
+                no_default.to_string(),
+            ),
+        ];
+        let (code, _, err) = run_docsnap_env(&args, &env);
+        assert_ne!(code, 0, "there are no artifacts to search");
+        assert!(err.contains("no artifacts at"), "{err}");
+        err
+    };
+    let err = run(&with, "false", &[]);
+    assert!(
+        err.contains("embedding model (the default model): all-minilm-l6-v2"),
+        "{err}"
+    );
+    let err = run(&with, "1", &[]);
+    assert!(
+        err.contains("--no-default-model: search is lexical only"),
+        "{err}"
+    );
+    assert!(!err.contains("embedding model ("), "{err}");
+    let err = run(&with, "false", &["--no-default-model"]);
+    assert!(err.contains("search is lexical only"), "{err}");
+    let err = run(&without, "false", &[]);
+    assert!(
+        err.contains("no embedding model at") && err.contains("scripts/fetch-model.sh"),
+        "{err}"
+    );
+    // An explicit --model wins over the switch, which only concerns the default.
+    let err = run(&without, "1", &["--model", teacher.to_str().unwrap()]);
+    assert!(
+        err.contains("embedding model (--model): all-minilm-l6-v2"),
+        "{err}"
+    );
+}

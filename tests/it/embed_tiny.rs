@@ -5,9 +5,6 @@
 use std::fs;
 use std::path::Path;
 
-use candle_core::{DType, Device};
-use candle_nn::{VarBuilder, VarMap};
-use candle_transformers::models::bert::{BertModel, Config};
 use docsnap::embed::{distill, DistillOptions, StaticModel, Weighting};
 use serde_json::json;
 
@@ -87,11 +84,58 @@ fn tokenizer_json() -> serde_json::Value {
 /// A teacher directory whose weights have `weights_hidden` dims and whose
 /// config.json claims `config_hidden`.
 fn make_teacher(dir: &Path, config_hidden: usize, weights_hidden: usize) {
-    let varmap = VarMap::new();
-    let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
-    let cfg: Config = serde_json::from_value(config(weights_hidden)).unwrap();
-    BertModel::load(vb, &cfg).unwrap();
-    varmap.save(dir.join("model.safetensors")).unwrap();
+    let (h, inter, vocab) = (weights_hidden, 16usize, VOCAB.len());
+    let mut shapes: Vec<(String, Vec<usize>)> = vec![
+        ("embeddings.word_embeddings.weight".into(), vec![vocab, h]),
+        ("embeddings.position_embeddings.weight".into(), vec![16, h]),
+        ("embeddings.token_type_embeddings.weight".into(), vec![2, h]),
+        ("embeddings.LayerNorm.weight".into(), vec![h]),
+        ("embeddings.LayerNorm.bias".into(), vec![h]),
+    ];
+    let p = "encoder.layer.0";
+    for (name, shape) in [
+        ("attention.self.query", [h, h]),
+        ("attention.self.key", [h, h]),
+        ("attention.self.value", [h, h]),
+        ("attention.output.dense", [h, h]),
+        ("intermediate.dense", [inter, h]),
+        ("output.dense", [h, inter]),
+    ] {
+        shapes.push((format!("{p}.{name}.weight"), shape.to_vec()));
+        shapes.push((format!("{p}.{name}.bias"), vec![shape[0]]));
+    }
+    for norm in ["attention.output.LayerNorm", "output.LayerNorm"] {
+        shapes.push((format!("{p}.{norm}.weight"), vec![h]));
+        shapes.push((format!("{p}.{norm}.bias"), vec![h]));
+    }
+    // Random weights from a fixed LCG: a reproducible teacher.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = shapes
+        .into_iter()
+        .map(|(name, shape)| {
+            let n: usize = shape.iter().product();
+            let data: Vec<u8> = (0..n)
+                .flat_map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    let v = ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.2;
+                    v.to_le_bytes()
+                })
+                .collect();
+            (name, shape, data)
+        })
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = bytes
+        .iter()
+        .map(|(name, shape, data)| {
+            let view =
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                    .unwrap();
+            (name.clone(), view)
+        })
+        .collect();
+    safetensors::serialize_to_file(views, None, &dir.join("model.safetensors")).unwrap();
     fs::write(dir.join("config.json"), config(config_hidden).to_string()).unwrap();
     fs::write(dir.join("tokenizer.json"), tokenizer_json().to_string()).unwrap();
 }
