@@ -352,6 +352,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "coverage_power" => c.coverage_power = f(),
         "inlink_weight" => c.inlink_weight = f(),
         "monotone_scores" => c.monotone_scores = b(),
+        "named_members" => c.named_members = b(),
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),

@@ -25,7 +25,7 @@ struct Cli {
     #[arg(long, global = true, default_value = "sources.yaml")]
     config: PathBuf,
     /// Embedding model for dense retrieval: a sentence-transformers BERT
-    /// folder (builds embed pages; servers embed each question, ~2–3 ms) or a
+    /// folder (builds embed pages; servers embed each question, 2–4 ms) or a
     /// static model made by `docsnap distill` (builds embed sections).
     /// Servers must use the model the build used. Default: the
     /// all-MiniLM-L6-v2 folder `scripts/fetch-model.sh` installs

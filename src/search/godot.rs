@@ -173,6 +173,11 @@ pub fn strip_framing(q: &str) -> String {
     }
 }
 
+/// `Class.member`, as the docs write a member (`Input.is_action_pressed`).
+static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([A-Za-z@][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)").expect("valid regex")
+});
+
 /// Whether a page path is in a named group of the artifact's `page_kinds`;
 /// `manual` is every page outside `class`.
 fn in_kind(kinds: &BTreeMap<String, Vec<String>>, path: &str, kind: &str) -> bool {
@@ -196,6 +201,58 @@ fn kind_of_path(kinds: &BTreeMap<String, Vec<String>>, path: &str) -> &'static s
 }
 
 impl Library {
+    /// A question that names a member as the docs write it, `Class.member`,
+    /// gets that member's entry first: "Input.is_action_pressed" is
+    /// `Input`'s method, however well `InputEvent`'s namesake matches the
+    /// words. Both names are looked up in the class reference (the docs'
+    /// own names, nothing guessed), and only a page that already matched
+    /// the member moves, ahead of the rest in its own order.
+    fn named_members_first(
+        &self,
+        hits: &mut [super::rank::PageHit],
+        query: &str,
+        refs: &ClassReference,
+    ) {
+        let named: Vec<(String, &str)> = QUALIFIED
+            .captures_iter(query)
+            .filter_map(|c| {
+                let class = refs.class(&c[1])?;
+                let member = class
+                    .members()
+                    .find(|m| !m.anchor.is_empty() && m.name.eq_ignore_ascii_case(&c[2]))?;
+                Some((
+                    crate::util::canonical_page_key(&class.url),
+                    member.anchor.as_str(),
+                ))
+            })
+            .collect();
+        if named.is_empty() || !self.rank.named_members {
+            return;
+        }
+        let top = hits.iter().map(|h| h.rank).fold(0.0, f64::max);
+        let mut moved = false;
+        for h in hits.iter_mut() {
+            let src = &self.sources[h.source];
+            let key = crate::util::canonical_page_key(&src.pages[h.page].url);
+            let Some((_, anchor)) = named.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            let at = h
+                .sections
+                .iter()
+                .position(|u| src.sections[u.section].anchor == *anchor);
+            if let Some(at) = at {
+                h.sections[..=at].rotate_right(1);
+                h.rank += top;
+                moved = true;
+            }
+        }
+        if moved {
+            super::rank::sort_hits(hits, |h| h.rank);
+            super::rank::assign_scores(hits, self.rank.monotone_scores);
+        }
+    }
+
     fn godot_source(&self) -> Result<usize, ToolError> {
         self.sources
             .iter()
@@ -247,7 +304,7 @@ impl Library {
             ),
         };
         let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
-        let hits = self.rank_pages(
+        let mut hits = self.rank_pages(
             &[si],
             &query,
             kind.as_ref().map(|_| keep_ref),
@@ -255,6 +312,7 @@ impl Library {
             self.rank.godot,
         )?;
         let refs = src.classes()?;
+        self.named_members_first(&mut hits, &query, refs);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;

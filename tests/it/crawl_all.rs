@@ -208,6 +208,64 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     build_from_mirror(&mirror, out.path(), &[]);
     assert_sets(out.path(), &want);
 
+    // A member named as the docs write it comes first, from its own class,
+    // whatever namesakes in other classes match the words as well; without
+    // that lever a namesake wins at least one of these.
+    let (mut lib, _) = docsnap::search::Library::load_dir(out.path()).unwrap();
+    let queries = [
+        ("Node.add_child", "Node", "add_child"),
+        ("how do I call treeitem.add_child", "TreeItem", "add_child"),
+        (
+            "RigidBody2D.apply_central_impulse",
+            "RigidBody2D",
+            "apply_central_impulse",
+        ),
+        ("Input.is_action_pressed", "Input", "is_action_pressed"),
+    ];
+    let top = |lib: &docsnap::search::Library, query: &str| {
+        let args = docsnap::search::godot::SearchArgs {
+            query: query.into(),
+            kind: None,
+            limit: None,
+        };
+        let found = lib.search_godot_docs(&args).unwrap();
+        let scores: Vec<f64> = found.hits.iter().map(|h| h.score).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "{query}: {scores:?}"
+        );
+        let h = &found.hits[0];
+        (h.class_name.clone(), h.member_name.clone())
+    };
+    for (query, class, member) in queries {
+        assert_eq!(
+            top(&lib, query),
+            (Some(class.to_string()), Some(member.to_string())),
+            "{query}"
+        );
+    }
+    // Lexically these already come first; with the page vectors' cosine
+    // (or any strong other signal, here an exaggerated link prior that
+    // favours the most linked-to class) a namesake can win, and the lever
+    // is what puts the named member back on top.
+    lib.rank.inlink_weight = 5.0;
+    let right = |lib: &docsnap::search::Library| {
+        queries
+            .iter()
+            .filter(|(q, c, m)| top(lib, q) == (Some(c.to_string()), Some(m.to_string())))
+            .count()
+    };
+    assert_eq!(
+        right(&lib),
+        queries.len(),
+        "with the lever, against the prior"
+    );
+    lib.rank.named_members = false;
+    assert!(
+        right(&lib) < queries.len(),
+        "the prior alone changes no answer: the check above proves nothing"
+    );
+
     // The Cursor llms.txt's pages that the mirror lacks are reported as broken links.
     let art = only_artifact(out.path(), "cursor", "current");
     let crawl = read_jsonl(&art.join("crawl.jsonl"));
