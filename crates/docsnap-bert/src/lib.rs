@@ -12,9 +12,10 @@
 //!
 //! In [`Precision::F32`] the numbers are those of the reference
 //! implementation up to float rounding (docsnap's tests compare with vectors
-//! recorded from candle-transformers' `BertModel`): embeddings + position + token type 0, LayerNorm, then per layer
-//! self-attention without mask (one sequence at a time), residual and
-//! LayerNorm, the GELU feed-forward, residual and LayerNorm.
+//! recorded from candle-transformers' `BertModel`): embeddings + position +
+//! token type 0, LayerNorm, then per layer self-attention without mask (one
+//! sequence at a time), residual and LayerNorm, the GELU feed-forward,
+//! residual and LayerNorm. [`Precision::Int8`] is what docsnap runs.
 
 #![warn(missing_docs)]
 
