@@ -7,7 +7,11 @@
 //! `fetch_godot_doc`, `get_godot_class`, `get_godot_class_member`) from the
 //! results. Prints one JSON object: p50 / p99 / mean in microseconds per tool.
 //! With `DOCSNAP_MODEL` the model embeds each query, as `serve --model`
-//! does. `scripts/bench` runs it; nothing here asserts a time.
+//! does, but without its memory of recent questions (each query is asked
+//! once per round, so that memory would answer all rounds but the first):
+//! the figures are a new question's cost. `DOCSNAP_QUERY_CACHE=N` keeps
+//! N, as the server does. `scripts/bench` runs it; nothing here asserts a
+//! time.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -32,11 +36,16 @@ fn main() {
     }
     let t0 = Instant::now();
     // With DOCSNAP_MODEL set, queries are embedded as the server would.
+    let cache: usize = std::env::var("DOCSNAP_QUERY_CACHE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let model = std::env::var_os("DOCSNAP_MODEL").map(|m| {
         let m = std::path::PathBuf::from(m);
         std::sync::Arc::new(
             docsnap::embed::Embedder::load(&m)
-                .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {}: {e}", m.display())),
+                .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {}: {e}", m.display()))
+                .with_query_cache(cache),
         )
     });
     let (lib, warnings) = Library::load_dir_with(std::path::Path::new(&dir), model)

@@ -13,6 +13,7 @@
 
 pub mod contextual;
 pub mod distill;
+pub mod query_cache;
 pub mod store;
 
 use std::fs;
@@ -23,6 +24,7 @@ use tokenizers::Tokenizer;
 
 pub use contextual::ContextualModel;
 pub use distill::{distill, DistillOptions, Weighting};
+pub use query_cache::QueryCache;
 pub use store::{write_vectors, VectorStore};
 
 /// The `method` recorded in `model.json`; a directory made any other way is
@@ -389,6 +391,28 @@ impl Embedder {
         match self {
             Embedder::Static(m) => m.embed(text),
             Embedder::Contextual(m) => m.embed(text),
+        }
+    }
+
+    /// A question's unit vector, from the transformer's memory of recent
+    /// questions when it was asked before (see [`QueryCache`]); the static
+    /// model computes it, which costs less than the lookup.
+    pub fn embed_query(&self, text: &str) -> std::sync::Arc<[f32]> {
+        match self {
+            Embedder::Static(m) => m.embed(text).into(),
+            Embedder::Contextual(m) => m.embed_query(text),
+        }
+    }
+
+    /// This embedder keeping at most `capacity` question vectors (0: none;
+    /// the transformer keeps 4,096 unless told).
+    pub fn with_query_cache(self, capacity: usize) -> Embedder {
+        match self {
+            Embedder::Contextual(mut m) => {
+                m.set_query_cache(capacity);
+                Embedder::Contextual(m)
+            }
+            other => other,
         }
     }
 

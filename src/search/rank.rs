@@ -448,7 +448,7 @@ impl Library {
         let has_vectors = sources.iter().any(|&si| self.sources[si].vectors.is_some());
         if let Some(model) = self.model.as_deref().filter(|m| weight(m) > 0.0) {
             if has_vectors {
-                let qv = model.embed(query);
+                let qv = model.embed_query(query);
                 self.fuse_dense(
                     &mut hits,
                     sources,

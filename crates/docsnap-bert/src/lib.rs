@@ -24,6 +24,35 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// Defines `fn $name` whose body runs compiled for AVX2 and FMA when the
+/// CPU has them, and as written otherwise. For the loops around the
+/// kernels (quantizing, rescaling, GELU, LayerNorm, attention): built for
+/// the baseline x86-64 they vectorize to SSE2's 4 lanes, and they were
+/// half of a question's time beside the 8-lane kernels. Whatever the body
+/// calls must be `#[inline(always)]` to be compiled the same way.
+macro_rules! avx2_version {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident $(<$($g:tt),*>)? ($($arg:ident: $t:ty),* $(,)?) $(-> $ret:ty)? $body:block
+    ) => {
+        $(#[$meta])*
+        fn $name $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? {
+            #[inline(always)]
+            fn imp $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() {
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn fast $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? {
+                    imp($($arg),*)
+                }
+                // SAFETY: the CPU has AVX2 and FMA (just checked).
+                return unsafe { fast($($arg),*) };
+            }
+            imp($($arg),*)
+        }
+    };
+}
+
 /// What can go wrong reading a BERT folder; each names the file and, for a
 /// weight, the tensor.
 #[derive(Debug, thiserror::Error)]
@@ -126,9 +155,12 @@ struct Quantized<T> {
     sum: Vec<i32>,
 }
 
-impl<T: Copy + Default + TryFrom<i16>> Quantized<T> {
-    /// Symmetric per-row quantization of `rows × k` values to −127..=127.
-    fn rows(w: &[f32], rows: usize, k: usize) -> Quantized<T> {
+impl<T: Copy + Default> Quantized<T> {
+    /// Symmetric per-row quantization of `rows × k` values to −127..=127,
+    /// each integer stored as `store` makes it (a weight's i8, an
+    /// activation's i16, or its unsigned byte for the VNNI kernels).
+    #[inline(always)]
+    fn rows(w: &[f32], rows: usize, k: usize, store: impl Fn(i16) -> T) -> Quantized<T> {
         let mut q = vec![T::default(); rows * k];
         let mut scale = vec![0f32; rows];
         let mut sum = vec![0i32; rows];
@@ -141,16 +173,70 @@ impl<T: Copy + Default + TryFrom<i16>> Quantized<T> {
             let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
             *s = if max > 0.0 { max / 127.0 } else { 1.0 };
             let inv = 1.0 / *s;
+            let mut acc = 0i32;
             for (o, v) in out.iter_mut().zip(row) {
-                // Half away from zero, as f32::round, without its libm call.
-                let r = (v * inv).clamp(-127.0, 127.0);
-                let v = (r + 0.5f32.copysign(r)) as i16;
-                *total += v as i32;
-                *o = T::try_from(v).unwrap_or_default();
+                // Half away from zero, as f32::round, without its libm
+                // call; the integer read from the float's bits, as a
+                // saturating `as` cast does not vectorize.
+                // max/min rather than clamp: a NaN becomes −127 instead
+                // of reaching the integer conversion.
+                #[allow(clippy::manual_clamp)]
+                let r = (v * inv).max(-127.0).min(127.0);
+                let v = int_of((r + 0.5f32.copysign(r)).trunc());
+                acc += v;
+                *o = store(v as i16);
             }
+            *total = acc;
         }
         Quantized { q, scale, sum }
     }
+}
+
+/// A product's activations in 8 bits, in the form its kernel reads.
+enum Activations {
+    /// Signed, widened to i16 (the AVX2 and portable kernels).
+    Signed(Quantized<i16>),
+    /// Shifted by 128 into unsigned bytes (the VNNI kernels).
+    Shifted(Quantized<u8>),
+}
+
+impl Activations {
+    /// Quantizes `rows × k` activations for the kernel this CPU runs for
+    /// `n` outputs over `k`-long rows, in one pass.
+    fn new(x: &[f32], rows: usize, n: usize, k: usize) -> Activations {
+        avx2_version! {
+            fn shifted(x: &[f32], rows: usize, k: usize) -> Quantized<u8> {
+                Quantized::rows(x, rows, k, |v| (v + 128) as u8)
+            }
+        }
+        avx2_version! {
+            fn signed(x: &[f32], rows: usize, k: usize) -> Quantized<i16> {
+                Quantized::rows(x, rows, k, |v| v)
+            }
+        }
+        if vnni_runs(n, k) {
+            Activations::Shifted(shifted(x, rows, k))
+        } else {
+            Activations::Signed(signed(x, rows, k))
+        }
+    }
+
+    fn scale(&self) -> &[f32] {
+        match self {
+            Activations::Signed(q) => &q.scale,
+            Activations::Shifted(q) => &q.scale,
+        }
+    }
+}
+
+/// Whether a product of `n` outputs over `k`-long rows runs on a VNNI
+/// kernel here: then its weights are packed ([`pack_vnni`]) and its
+/// activations shifted ([`Activations::Shifted`]), both decided by this.
+fn vnni_runs(n: usize, k: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return k.is_multiple_of(4) && n.is_multiple_of(8) && simd::vnni();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
 }
 
 /// LayerNorm's scale and shift.
@@ -357,7 +443,11 @@ impl Bert {
         if precision == Precision::Int8 {
             for l in &mut layers {
                 for lin in [&mut l.qkv, &mut l.attn_out, &mut l.up, &mut l.down] {
-                    lin.q = Some(Quantized::<i8>::rows(&lin.w, lin.n_out, lin.n_in));
+                    let mut q = Quantized::rows(&lin.w, lin.n_out, lin.n_in, |v| v as i8);
+                    if vnni_runs(lin.n_out, lin.n_in) {
+                        q.q = pack_vnni(&q.q, lin.n_out, lin.n_in);
+                    }
+                    lin.q = Some(q);
                     // The f32 weights are never read again: 42 MB for MiniLM.
                     lin.w = Vec::new();
                 }
@@ -419,7 +509,7 @@ impl Bert {
                 r += 1;
             }
         }
-        layer_norm(&mut x, h, &self.emb_norm, self.eps);
+        add_norm(&mut x, &[], h, &self.emb_norm, self.eps);
         let mut qkv = vec![0f32; rows * 3 * h];
         let mut ctx = vec![0f32; rows * h];
         let mut tmp = vec![0f32; rows * h];
@@ -439,12 +529,10 @@ impl Bert {
                 start += n;
             }
             layer.attn_out.apply(&ctx, rows, &mut tmp, false);
-            add_into(&mut x, &tmp);
-            layer_norm(&mut x, h, &layer.attn_norm, self.eps);
+            add_norm(&mut x, &tmp, h, &layer.attn_norm, self.eps);
             layer.up.apply(&x, rows, &mut up, true);
             layer.down.apply(&up, rows, &mut tmp, false);
-            add_into(&mut x, &tmp);
-            layer_norm(&mut x, h, &layer.out_norm, self.eps);
+            add_norm(&mut x, &tmp, h, &layer.out_norm, self.eps);
         }
         let mut out = Vec::with_capacity(seqs.len());
         let mut start = 0;
@@ -462,24 +550,34 @@ impl Bert {
     }
 }
 
+#[inline(always)]
 fn add_into(a: &mut [f32], b: &[f32]) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
 }
 
-/// LayerNorm of every `h`-wide row of `x`, in place.
-fn layer_norm(x: &mut [f32], h: usize, n: &Norm, eps: f32) {
-    for row in x.chunks_exact_mut(h) {
-        let mean = row.iter().sum::<f32>() / h as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
-        let inv = 1.0 / (var + eps).sqrt();
-        for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
-            *v = (*v - mean) * inv * g + b;
+avx2_version! {
+    /// `x += residual` (when not empty), then LayerNorm of every `h`-wide
+    /// row of `x`, in place.
+    fn add_norm(x: &mut [f32], residual: &[f32], h: usize, n: &Norm, eps: f32) {
+        if !residual.is_empty() {
+            add_into(x, residual);
+        }
+        for row in x.chunks_exact_mut(h) {
+            // Sums in order (not in eight lanes, which would be faster):
+            // the vectors stay bit-identical to the ones artifacts hold.
+            let mean = row.iter().sum::<f32>() / h as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+            let inv = 1.0 / (var + eps).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
+                *v = (*v - mean) * inv * g + b;
+            }
         }
     }
 }
 
 /// The exact GELU, `x Φ(x)`, with erf from Abramowitz & Stegun 7.1.26
 /// (absolute error below 1.5e-7, under f32's resolution of the result).
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
     let z = x * std::f32::consts::FRAC_1_SQRT_2;
     let a = z.abs();
@@ -496,47 +594,60 @@ fn gelu(x: f32) -> f32 {
 /// tenth of a question's forward pass: `x = n ln 2 + r` with `|r| ≤ ln2/2`,
 /// `eʳ` by its Taylor polynomial to degree 6 (relative error under 3e-7),
 /// and `2ⁿ` put into the exponent bits.
-#[inline]
+#[inline(always)]
 fn exp_nonpositive(x: f32) -> f32 {
     let x = x.max(-87.0);
-    // Round to nearest by the 1.5·2²³ trick (no libm call).
-    const SHIFT: f32 = 12_582_912.0;
-    let n = (x * std::f32::consts::LOG2_E + SHIFT) - SHIFT;
+    // Round to nearest by the shift trick (no libm call).
+    let t = x * std::f32::consts::LOG2_E + SHIFT;
+    let n = t - SHIFT;
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    p * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    p * f32::from_bits(((int_of(t - SHIFT) + 127) as u32) << 23)
 }
 
-/// Self-attention of one sequence of `n` tokens: `qkv` holds each token's
-/// query, key and value side by side; the heads' outputs go to `out`.
-fn attention(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
-    let d = h / heads;
-    let scale = 1.0 / (d as f32).sqrt();
-    let mut p = vec![0f32; n];
-    for head in 0..heads {
-        let off = head * d;
-        for i in 0..n {
-            let q = &qkv[i * 3 * h + off..][..d];
-            let mut max = f32::NEG_INFINITY;
-            for (j, pj) in p.iter_mut().enumerate() {
-                let k = &qkv[j * 3 * h + h + off..][..d];
-                *pj = dot(q, k) * scale;
-                max = max.max(*pj);
-            }
-            let mut sum = 0.0;
-            for pj in p.iter_mut() {
-                *pj = (*pj - max).exp();
-                sum += *pj;
-            }
-            let o = &mut out[i * h + off..][..d];
-            o.fill(0.0);
-            for (j, pj) in p.iter().enumerate() {
-                let v = &qkv[j * 3 * h + 2 * h + off..][..d];
-                let w = pj / sum;
-                o.iter_mut().zip(v).for_each(|(a, b)| *a += w * b);
+/// 1.5·2²³: adding it to a float of magnitude below 2²² rounds it to an
+/// integer kept in the low bits of the sum's mantissa.
+const SHIFT: f32 = 12_582_912.0;
+
+/// The integer value of `x`, an integral float of magnitude below 2²²,
+/// read from the bits of `x + SHIFT`: plain integer arithmetic that
+/// vectorizes, where `x as i32` (which must saturate) does not.
+#[inline(always)]
+fn int_of(x: f32) -> i32 {
+    (x + SHIFT).to_bits() as i32 - SHIFT.to_bits() as i32
+}
+
+avx2_version! {
+    /// Self-attention of one sequence of `n` tokens: `qkv` holds each token's
+    /// query, key and value side by side; the heads' outputs go to `out`.
+    fn attention(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
+        let d = h / heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let mut p = vec![0f32; n];
+        for head in 0..heads {
+            let off = head * d;
+            for i in 0..n {
+                let q = &qkv[i * 3 * h + off..][..d];
+                let mut max = f32::NEG_INFINITY;
+                for (j, pj) in p.iter_mut().enumerate() {
+                    let k = &qkv[j * 3 * h + h + off..][..d];
+                    *pj = dot(q, k) * scale;
+                    max = max.max(*pj);
+                }
+                // libm's exp, and the sum in order: the vectors stay
+                // bit-identical to the ones artifacts already hold.
+                p.iter_mut().for_each(|pj| *pj = (*pj - max).exp());
+                let sum: f32 = p.iter().sum();
+                let o = &mut out[i * h + off..][..d];
+                o.fill(0.0);
+                for (j, pj) in p.iter().enumerate() {
+                    let v = &qkv[j * 3 * h + 2 * h + off..][..d];
+                    let w = pj / sum;
+                    o.iter_mut().zip(v).for_each(|(a, b)| *a += w * b);
+                }
             }
         }
     }
@@ -544,6 +655,7 @@ fn attention(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
 
 /// A dot product in eight running sums, which the compiler keeps in one
 /// vector register (a single running sum would forbid reordering).
+#[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -575,18 +687,34 @@ impl Linear {
         match &self.q {
             None => matmul_into(x, rows, &self.w, self.n_out, self.n_in, y, &epilogue),
             Some(q) => {
-                let xq = Quantized::<i16>::rows(&x[..rows * self.n_in], rows, self.n_in);
-                epilogue.scales = Some((&xq.scale, &q.scale));
+                let xq = Activations::new(&x[..rows * self.n_in], rows, self.n_out, self.n_in);
+                epilogue.scales = Some((xq.scale(), &q.scale));
                 qmatmul_into(&xq, rows, q, self.n_out, self.n_in, y, &epilogue)
             }
         }
     }
 }
 
+/// Rearranges `n × k` row-major weights for the VNNI kernels: each
+/// 32-byte vector holds 4 consecutive values of the shared dimension for 8
+/// consecutive output rows, vectors ordered by block of 8 rows, then by
+/// position in `k`. `n` must be a multiple of 8 and `k` of 4.
+fn pack_vnni(q: &[i8], n: usize, k: usize) -> Vec<i8> {
+    let groups = k / 4;
+    let mut out = vec![0i8; n * k];
+    for (j, row) in q.chunks_exact(k).enumerate().take(n) {
+        for (g, four) in row.chunks_exact(4).enumerate() {
+            let at = ((j / 8 * groups + g) * 8 + j % 8) * 4;
+            out[at..at + 4].copy_from_slice(four);
+        }
+    }
+    out
+}
+
 /// The 8-bit product: each row of `x` quantized like the weights, integer
 /// dot products (exact, so every kernel gives the same result), rescaled.
 fn qmatmul_into(
-    xq: &Quantized<i16>,
+    xq: &Activations,
     m: usize,
     w: &Quantized<i8>,
     n: usize,
@@ -594,33 +722,27 @@ fn qmatmul_into(
     y: &mut [f32],
     epilogue: &Epilogue,
 ) {
-    assert!(xq.q.len() >= m * k && w.q.len() >= n * k);
-    // The VNNI instruction multiplies unsigned by signed bytes: activations
-    // shifted by 128 there, and the shift's share (128 × the row sum of the
-    // weights) taken off after.
-    #[cfg(target_arch = "x86_64")]
-    let shifted: Option<Vec<u8>> = (k.is_multiple_of(32) && simd::vnni())
-        .then(|| xq.q[..m * k].iter().map(|&v| (v + 128) as u8).collect());
-    #[cfg(not(target_arch = "x86_64"))]
-    let shifted: Option<Vec<u8>> = None;
+    let x_len = match xq {
+        Activations::Signed(q) => q.q.len(),
+        Activations::Shifted(q) => q.q.len(),
+    };
+    assert!(x_len >= m * k && w.q.len() >= n * k);
     let run = |cols: std::ops::Range<usize>, y: *mut f32| {
         // SAFETY: shapes checked above; `y` is written in `cols` only.
         unsafe {
-            qmatmul_cols(xq, shifted.as_deref(), m, w, n, k, y, cols.clone());
+            qmatmul_cols(xq, m, w, n, k, y, cols.clone());
             epilogue.apply(y, m, n, &cols);
         }
     };
     by_column_blocks(m, n, k, y, run);
 }
 
-/// Columns `cols` of the 8-bit product into `y`.
+/// Columns `cols` of the 8-bit product into `y`, unscaled.
 ///
 /// # Safety
 /// As [`matmul_cols`].
-#[allow(clippy::too_many_arguments)]
 unsafe fn qmatmul_cols(
-    x: &Quantized<i16>,
-    shifted: Option<&[u8]>,
+    x: &Activations,
     m: usize,
     w: &Quantized<i8>,
     n: usize,
@@ -628,16 +750,26 @@ unsafe fn qmatmul_cols(
     y: *mut f32,
     cols: std::ops::Range<usize>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(xu) = shifted {
-            // SAFETY: qmatmul_into made `shifted` only where VNNI runs and
-            // k is a multiple of 32; the rest is this function's contract.
+    let x = match x {
+        Activations::Shifted(xu) => {
+            // The VNNI instruction multiplies unsigned by signed bytes: the
+            // shift's share (128 × the row sum of the weights) comes off
+            // after.
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Activations::new shifts only where VNNI runs for this
+            // n and k, as Bert::load packed these weights; the rest is this
+            // function's contract.
             unsafe {
-                simd::qmatmul_cols_vnni(xu.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
+                simd::qmatmul_cols_vnni(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            unreachable!("shifted activations without VNNI: {}", xu.q.len());
             return;
         }
+        Activations::Signed(x) => x,
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
         if k.is_multiple_of(16) && simd::available() {
             // SAFETY: AVX2 checked; the rest is this function's contract.
             unsafe { simd::qmatmul_cols(x.q.as_ptr(), m, w.q.as_ptr(), n, k, y, cols) };
@@ -671,22 +803,27 @@ impl Epilogue<'_> {
     /// # Safety
     /// `y` points at m×n values that no one else touches in `cols`.
     unsafe fn apply(&self, y: *mut f32, m: usize, n: usize, cols: &std::ops::Range<usize>) {
+        avx2_version! {
+            /// One row's columns: `row[c] · r · scales[c] + bias[c]`,
+            /// then GELU if asked.
+            fn finish(row: &mut [f32], r: Option<(f32, &[f32])>, bias: &[f32], gelu_too: bool) {
+                if let Some((r, cs)) = r {
+                    row.iter_mut().zip(cs).for_each(|(v, c)| *v *= r * c);
+                }
+                if !bias.is_empty() {
+                    add_into(row, bias);
+                }
+                if gelu_too {
+                    row.iter_mut().for_each(|v| *v = gelu(*v));
+                }
+            }
+        }
+        let bias = self.bias.get(cols.clone()).unwrap_or(&[]);
         for i in 0..m {
             // SAFETY: row i < m of y, columns within n; see the contract.
             let row = unsafe { std::slice::from_raw_parts_mut(y.add(i * n), n) };
-            let row = &mut row[cols.clone()];
-            if let Some((rs, cs)) = self.scales {
-                let r = rs[i];
-                row.iter_mut()
-                    .zip(&cs[cols.clone()])
-                    .for_each(|(v, c)| *v *= r * c);
-            }
-            if let Some(b) = self.bias.get(cols.clone()) {
-                add_into(row, b);
-            }
-            if self.gelu {
-                row.iter_mut().for_each(|v| *v = gelu(*v));
-            }
+            let scales = self.scales.map(|(rs, cs)| (rs[i], &cs[cols.clone()]));
+            finish(&mut row[cols.clone()], scales, bias, self.gelu);
         }
     }
 }
@@ -752,7 +889,9 @@ fn by_column_blocks(
         return;
     }
     let out = SendPtr(y.as_mut_ptr());
-    let per = n.div_ceil(threads).next_multiple_of(3);
+    // Whole tiles per thread: 3 columns for the row-layout kernels, blocks
+    // of 8 for the packed ones.
+    let per = n.div_ceil(threads).next_multiple_of(24);
     use rayon::prelude::*;
     (0..threads).into_par_iter().for_each(|t| {
         let cols = (t * per).min(n)..((t + 1) * per).min(n);
@@ -802,11 +941,15 @@ unsafe fn matmul_cols(
 
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    //! The AVX2 + FMA kernel: a tile of 4 tokens × 3 weight rows keeps its
-    //! twelve sums in registers while it walks the shared dimension, and a
-    //! block of weight rows serves every token before the next is read.
+    //! The x86 kernels: a tile of 4 tokens × 3 weight rows keeps its twelve
+    //! sums in registers while it walks the shared dimension, and a block of
+    //! weight rows serves every token before the next is read. One macro
+    //! makes the four of them (f32 FMA, AVX2 `madd`, AVX-VNNI and AVX-512
+    //! VNNI `dpbusd`): they differ only in their types, loads, multiply-add,
+    //! step and how a sum is stored.
 
     use std::arch::x86_64::*;
+    use std::ops::Range;
     use std::sync::OnceLock;
 
     /// Walks columns `cols` × rows `0..m` of the output in tiles of 4 rows ×
@@ -843,40 +986,231 @@ mod simd {
         }};
     }
 
-    /// Whether this CPU runs the kernel (checked once).
+    /// Defines a kernel: `$entry` computes columns `cols` of `y = x wᵀ`
+    /// (y has `n` columns, `k` a multiple of `$step`) by calling `$tile`
+    /// on every tile. Each tile walks `k` in steps of `$step`: `load` reads
+    /// one vector of a weight row (`w:`) or of a token (`x:`) at pointer
+    /// `$p`, `madd` folds one product into an accumulator, and `store`
+    /// turns a finished accumulator (of output column `$col`) into y's f32.
+    macro_rules! tile_kernel {
+        (
+            $(#[$meta:meta])*
+            fn $entry:ident / $tile:ident [$feat:literal]
+            (x: $xt:ty, w: $wt:ty $(, $extra:ident: $et:ty)*)
+            step $step:literal, zero $zero:expr;
+            load |$p:ident| w: $lw:expr, x: $lx:expr;
+            madd |$a:ident, $xv:ident, $wv:ident| $madd:expr;
+            store |$s:ident, $col:ident| $store:expr;
+        ) => {
+            $(#[$meta])*
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $feat)]
+            pub unsafe fn $entry(
+                xp: *const $xt,
+                m: usize,
+                wp: *const $wt,
+                $($extra: $et,)*
+                n: usize,
+                k: usize,
+                yp: *mut f32,
+                cols: Range<usize>,
+            ) {
+                debug_assert!(k.is_multiple_of($step) && cols.end <= n);
+                walk_tiles!(m, cols, $tile, (xp, wp $(, $extra)*), (k, yp, n));
+            }
+
+            /// Rows `i..i+R` of x against rows `j..j+C` of w, into y.
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $feat)]
+            #[inline]
+            unsafe fn $tile<const R: usize, const C: usize>(
+                xp: *const $xt,
+                wp: *const $wt,
+                $($extra: $et,)*
+                i: usize,
+                j: usize,
+                k: usize,
+                yp: *mut f32,
+                n: usize,
+            ) {
+                let mut acc = [[$zero; C]; R];
+                let (xb, wb) = (xp.add(i * k), wp.add(j * k));
+                let mut c = 0;
+                while c < k {
+                    let mut wv = [$zero; C];
+                    for (jj, v) in wv.iter_mut().enumerate() {
+                        let $p = wb.add(jj * k + c);
+                        *v = $lw;
+                    }
+                    for (r, row) in acc.iter_mut().enumerate() {
+                        let $p = xb.add(r * k + c);
+                        let $xv = $lx;
+                        for ($a, $wv) in row.iter_mut().zip(&wv) {
+                            *$a = $madd;
+                        }
+                    }
+                    c += $step;
+                }
+                for (r, row) in acc.iter().enumerate() {
+                    for (jj, $s) in row.iter().enumerate() {
+                        let $col = j + jj;
+                        *yp.add((i + r) * n + $col) = $store;
+                    }
+                }
+            }
+        };
+    }
+
+    /// Whether this CPU runs the f32 and AVX2 integer kernels (checked once).
     pub fn available() -> bool {
         static YES: OnceLock<bool> = OnceLock::new();
         *YES.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
     }
 
-    /// See [`super::matmul_cols`]; `k` must be a multiple of 8.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn matmul_cols(
-        xp: *const f32,
-        m: usize,
-        wp: *const f32,
-        n: usize,
-        k: usize,
-        yp: *mut f32,
-        cols: std::ops::Range<usize>,
-    ) {
-        debug_assert!(k.is_multiple_of(8) && cols.end <= n);
-        walk_tiles!(m, cols, tile, (xp, wp), (k, yp, n));
+    tile_kernel! {
+        /// See [`super::matmul_cols`]; `k` must be a multiple of 8.
+        fn matmul_cols / tile ["avx2,fma"] (x: f32, w: f32)
+        step 8, zero _mm256_setzero_ps();
+        load |p| w: _mm256_loadu_ps(p), x: _mm256_loadu_ps(p);
+        madd |a, xv, wv| _mm256_fmadd_ps(xv, *wv, *a);
+        store |s, col| hsum(*s);
     }
 
-    /// Whether this CPU has AVX-VNNI (checked once).
+    tile_kernel! {
+        /// The integer kernel: i16 values in the int8 range, products summed
+        /// in i32 (exact: 127² × k stays far below 2³¹ for any BERT width),
+        /// stored to `y` as f32 for the caller to rescale. `k` must be a
+        /// multiple of 16.
+        fn qmatmul_cols / qtile ["avx2"] (x: i16, w: i8)
+        step 16, zero _mm256_setzero_si256();
+        load |p| w: _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i)),
+            x: _mm256_loadu_si256(p as *const __m256i);
+        madd |a, xv, wv| _mm256_add_epi32(*a, _mm256_madd_epi16(xv, *wv));
+        store |s, col| hsum_i32(*s) as f32;
+    }
+
+    /// Defines a VNNI kernel over weights packed by [`super::pack_vnni`]:
+    /// activations as unsigned bytes (shifted by 128), weights as signed
+    /// bytes, `dpbusd` summing four products into each of eight i32 lanes,
+    /// one lane per output column, so no horizontal sum is ever needed
+    /// (with the rows' layout those were a third of a short product's
+    /// work). The shift's share (128 × `wsum[j]`) comes off in i32: the
+    /// same integer as the AVX2 kernel's, so the same f32. AVX-VNNI (Intel
+    /// since Alder Lake, AMD since Zen 5) and AVX-512 VNNI on 256-bit
+    /// vectors (Intel since Ice Lake, AMD Zen 4) are the same instruction
+    /// in two encodings. Columns come in blocks of 8 (`cols` and `n`
+    /// multiples of 8), `k` a multiple of 4.
+    macro_rules! packed_kernel {
+        ($entry:ident / $tile:ident [$feat:literal] $dpbusd:ident) => {
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $feat)]
+            pub unsafe fn $entry(
+                xp: *const u8,
+                m: usize,
+                wp: *const i8,
+                wsum: &[i32],
+                n: usize,
+                k: usize,
+                yp: *mut f32,
+                cols: Range<usize>,
+            ) {
+                debug_assert!(k.is_multiple_of(4) && n.is_multiple_of(8));
+                debug_assert!(cols.start.is_multiple_of(8) && cols.end <= n);
+                let (mut b, end) = (cols.start / 8, cols.end.div_ceil(8));
+                while b < end {
+                    let blocks = (end - b).min(2);
+                    let mut i = 0;
+                    while i < m {
+                        let r = (m - i).min(6);
+                        if r == 6 && blocks == 2 {
+                            $tile::<6, 2>(xp, wp, wsum, i, b, k, yp, n);
+                        } else {
+                            for ii in i..i + r {
+                                if blocks == 2 {
+                                    $tile::<1, 2>(xp, wp, wsum, ii, b, k, yp, n);
+                                } else {
+                                    $tile::<1, 1>(xp, wp, wsum, ii, b, k, yp, n);
+                                }
+                            }
+                        }
+                        i += r;
+                    }
+                    b += blocks;
+                }
+            }
+
+            /// Rows `i..i+R` of x against column blocks `b..b+B`, into y.
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $feat)]
+            #[inline]
+            unsafe fn $tile<const R: usize, const B: usize>(
+                xp: *const u8,
+                wp: *const i8,
+                wsum: &[i32],
+                i: usize,
+                b: usize,
+                k: usize,
+                yp: *mut f32,
+                n: usize,
+            ) {
+                let groups = k / 4;
+                let mut acc = [[_mm256_setzero_si256(); B]; R];
+                for g in 0..groups {
+                    let mut wv = [_mm256_setzero_si256(); B];
+                    for (c, v) in wv.iter_mut().enumerate() {
+                        let at = wp.add(((b + c) * groups + g) * 32);
+                        *v = _mm256_loadu_si256(at as *const __m256i);
+                    }
+                    for (r, row) in acc.iter_mut().enumerate() {
+                        let at = xp.add((i + r) * k + g * 4) as *const i32;
+                        let xv = _mm256_set1_epi32(at.read_unaligned());
+                        for (a, v) in row.iter_mut().zip(&wv) {
+                            *a = $dpbusd(*a, xv, *v);
+                        }
+                    }
+                }
+                for (r, row) in acc.iter().enumerate() {
+                    for (c, a) in row.iter().enumerate() {
+                        let col = (b + c) * 8;
+                        let ws = _mm256_loadu_si256(wsum.as_ptr().add(col) as *const __m256i);
+                        let exact = _mm256_sub_epi32(*a, _mm256_slli_epi32(ws, 7));
+                        _mm256_storeu_ps(yp.add((i + r) * n + col), _mm256_cvtepi32_ps(exact));
+                    }
+                }
+            }
+        };
+    }
+
+    packed_kernel!(vnni_avx_cols / vtile ["avx2,avxvnni"] _mm256_dpbusd_avx_epi32);
+    packed_kernel!(vnni_512_cols / vtile512 ["avx2,avx512vnni,avx512vl"] _mm256_dpbusd_epi32);
+
+    /// Which encoding of `dpbusd` this CPU has, if any (checked once).
+    fn vnni_kind() -> Option<bool> {
+        static KIND: OnceLock<Option<bool>> = OnceLock::new();
+        *KIND.get_or_init(|| {
+            if !available() {
+                None
+            } else if is_x86_feature_detected!("avxvnni") {
+                Some(false)
+            } else if is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl")
+            {
+                Some(true)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Whether this CPU runs a VNNI kernel.
     pub fn vnni() -> bool {
-        static YES: OnceLock<bool> = OnceLock::new();
-        *YES.get_or_init(|| available() && is_x86_feature_detected!("avxvnni"))
+        vnni_kind().is_some()
     }
 
-    /// The VNNI kernel: activations as unsigned bytes (shifted by 128),
-    /// weights as signed bytes, four products summed per i32 lane in one
-    /// instruction, the shift's share (128 × `wsum[j]`) taken off in i32:
-    /// the same integer as the other kernels', so the same f32. `k` must be
-    /// a multiple of 32.
+    /// The VNNI kernel this CPU runs (see above).
+    ///
+    /// # Safety
+    /// [`vnni`] is true, and as [`super::qmatmul_cols`].
     #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2,avxvnni")]
     pub unsafe fn qmatmul_cols_vnni(
         xp: *const u8,
         m: usize,
@@ -885,44 +1219,15 @@ mod simd {
         n: usize,
         k: usize,
         yp: *mut f32,
-        cols: std::ops::Range<usize>,
+        cols: Range<usize>,
     ) {
-        walk_tiles!(m, cols, vtile, (xp, wp, wsum), (k, yp, n));
-    }
-
-    #[target_feature(enable = "avx2,avxvnni")]
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn vtile<const R: usize, const C: usize>(
-        xp: *const u8,
-        wp: *const i8,
-        wsum: &[i32],
-        i: usize,
-        j: usize,
-        k: usize,
-        yp: *mut f32,
-        n: usize,
-    ) {
-        let mut acc = [[_mm256_setzero_si256(); C]; R];
-        let (xb, wb) = (xp.add(i * k), wp.add(j * k));
-        let mut c = 0;
-        while c < k {
-            let mut wv = [_mm256_setzero_si256(); C];
-            for (jj, v) in wv.iter_mut().enumerate() {
-                *v = _mm256_loadu_si256(wb.add(jj * k + c) as *const __m256i);
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let xv = _mm256_loadu_si256(xb.add(r * k + c) as *const __m256i);
-                for (a, v) in row.iter_mut().zip(&wv) {
-                    *a = _mm256_dpbusd_avx_epi32(*a, xv, *v);
-                }
-            }
-            c += 32;
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (jj, a) in row.iter().enumerate() {
-                let exact = hsum_i32(*a) - 128 * wsum[j + jj];
-                *yp.add((i + r) * n + j + jj) = exact as f32;
+        // SAFETY: the features each needs were detected; the rest is the
+        // caller's contract.
+        unsafe {
+            match vnni_kind() {
+                Some(false) => vnni_avx_cols(xp, m, wp, wsum, n, k, yp, cols),
+                Some(true) => vnni_512_cols(xp, m, wp, wsum, n, k, yp, cols),
+                None => unreachable!("qmatmul_cols_vnni called without VNNI"),
             }
         }
     }
@@ -933,92 +1238,6 @@ mod simd {
         let s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
         let s = _mm_hadd_epi32(s, s);
         _mm_cvtsi128_si32(_mm_hadd_epi32(s, s))
-    }
-
-    /// The integer kernel: i16 values in the int8 range, products summed
-    /// in i32 (exact: 127² × k stays far below 2³¹ for any BERT width),
-    /// stored to `y` as f32 for the caller to rescale. `k` must be a
-    /// multiple of 16.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn qmatmul_cols(
-        xp: *const i16,
-        m: usize,
-        wp: *const i8,
-        n: usize,
-        k: usize,
-        yp: *mut f32,
-        cols: std::ops::Range<usize>,
-    ) {
-        walk_tiles!(m, cols, qtile, (xp, wp), (k, yp, n));
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn qtile<const R: usize, const C: usize>(
-        xp: *const i16,
-        wp: *const i8,
-        i: usize,
-        j: usize,
-        k: usize,
-        yp: *mut f32,
-        n: usize,
-    ) {
-        let mut acc = [[_mm256_setzero_si256(); C]; R];
-        let (xb, wb) = (xp.add(i * k), wp.add(j * k));
-        let mut c = 0;
-        while c < k {
-            let mut wv = [_mm256_setzero_si256(); C];
-            for (jj, v) in wv.iter_mut().enumerate() {
-                *v = _mm256_cvtepi8_epi16(_mm_loadu_si128(wb.add(jj * k + c) as *const __m128i));
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let xv = _mm256_loadu_si256(xb.add(r * k + c) as *const __m256i);
-                for (a, v) in row.iter_mut().zip(&wv) {
-                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(xv, *v));
-                }
-            }
-            c += 16;
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (jj, a) in row.iter().enumerate() {
-                *yp.add((i + r) * n + j + jj) = hsum_i32(*a) as f32;
-            }
-        }
-    }
-
-    /// Rows `i..i+R` of x against rows `j..j+C` of w, into y.
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    unsafe fn tile<const R: usize, const C: usize>(
-        xp: *const f32,
-        wp: *const f32,
-        i: usize,
-        j: usize,
-        k: usize,
-        yp: *mut f32,
-        n: usize,
-    ) {
-        let mut acc = [[_mm256_setzero_ps(); C]; R];
-        let (xb, wb) = (xp.add(i * k), wp.add(j * k));
-        let mut c = 0;
-        while c < k {
-            let mut wv = [_mm256_setzero_ps(); C];
-            for (jj, v) in wv.iter_mut().enumerate() {
-                *v = _mm256_loadu_ps(wb.add(jj * k + c));
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let xv = _mm256_loadu_ps(xb.add(r * k + c));
-                for (a, v) in row.iter_mut().zip(&wv) {
-                    *a = _mm256_fmadd_ps(xv, *v, *a);
-                }
-            }
-            c += 8;
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (jj, a) in row.iter().enumerate() {
-                *yp.add((i + r) * n + j + jj) = hsum(*a);
-            }
-        }
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -1056,15 +1275,24 @@ mod tests {
     /// machine that built it.
     #[test]
     fn int8_kernels_agree_exactly() {
-        for (m, n, k) in [(5, 7, 64), (4, 3, 32), (9, 4, 48), (2, 5, 16)] {
+        // Shapes with remainders for every tile walk: the packed kernels'
+        // (6 rows × 2 blocks of 8) and the row kernels' (4 × 3).
+        for (m, n, k) in [
+            (5, 7, 64),
+            (4, 3, 32),
+            (9, 4, 48),
+            (2, 5, 16),
+            (13, 40, 36),
+            (7, 8, 4),
+        ] {
             let x: Vec<f32> = (0..m * k)
                 .map(|v| ((v * 37 % 101) as f32 - 50.0) / 7.0)
                 .collect();
             let w: Vec<f32> = (0..n * k)
                 .map(|v| ((v * 53 % 97) as f32 - 48.0) / 9.0)
                 .collect();
-            let xq = Quantized::<i16>::rows(&x, m, k);
-            let wq = Quantized::<i8>::rows(&w, n, k);
+            let xq = Quantized::<i16>::rows(&x, m, k, |v| v);
+            let wq = Quantized::<i8>::rows(&w, n, k, |v| v as i8);
             let want: Vec<f32> = (0..m * n)
                 .map(|e| {
                     let (i, j) = (e / n, e % n);
@@ -1073,17 +1301,60 @@ mod tests {
                         .sum::<i32>() as f32
                 })
                 .collect();
-            let shifted: Vec<u8> = xq.q.iter().map(|&v| (v + 128) as u8).collect();
-            let mut paths: Vec<Option<&[u8]>> = vec![None];
+            let shifted = Quantized::<u8>::rows(&x, m, k, |v| (v + 128) as u8);
+            let signed = Activations::Signed(Quantized::rows(&x, m, k, |v| v));
+            let mut y = vec![0f32; m * n];
+            // SAFETY: shapes as allocated above.
+            unsafe { qmatmul_cols(&signed, m, &wq, n, k, y.as_mut_ptr(), 0..n) };
+            assert_eq!(y, want, "({m},{n},{k}) signed");
+            // Each VNNI encoding this CPU has, whichever the dispatch picks,
+            // on the whole matrix and on a range of column blocks.
             #[cfg(target_arch = "x86_64")]
-            if k % 32 == 0 && simd::vnni() {
-                paths.push(Some(&shifted));
-            }
-            for path in paths {
-                let mut y = vec![0f32; m * n];
-                // SAFETY: shapes as allocated above.
-                unsafe { qmatmul_cols(&xq, path, m, &wq, n, k, y.as_mut_ptr(), 0..n) };
-                assert_eq!(y, want, "({m},{n},{k}) vnni={}", path.is_some());
+            if n % 8 == 0 {
+                let packed = pack_vnni(&wq.q, n, k);
+                type Kernel = unsafe fn(
+                    *const u8,
+                    usize,
+                    *const i8,
+                    &[i32],
+                    usize,
+                    usize,
+                    *mut f32,
+                    std::ops::Range<usize>,
+                );
+                let mut kernels: Vec<(&str, Kernel)> = Vec::new();
+                if simd::available() && is_x86_feature_detected!("avxvnni") {
+                    kernels.push(("avxvnni", simd::vnni_avx_cols));
+                }
+                if simd::available()
+                    && is_x86_feature_detected!("avx512vnni")
+                    && is_x86_feature_detected!("avx512vl")
+                {
+                    kernels.push(("avx512vnni", simd::vnni_512_cols));
+                }
+                for (name, kernel) in kernels {
+                    for cols in [0..n, 8..n] {
+                        let mut y = vec![0f32; m * n];
+                        // SAFETY: the kernel's features were detected;
+                        // shapes as allocated above.
+                        unsafe {
+                            kernel(
+                                shifted.q.as_ptr(),
+                                m,
+                                packed.as_ptr(),
+                                &wq.sum,
+                                n,
+                                k,
+                                y.as_mut_ptr(),
+                                cols.clone(),
+                            )
+                        };
+                        for (e, (got, want)) in y.iter().zip(&want).enumerate() {
+                            let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
+                            assert_eq!(*got, want, "({m},{n},{k}) {name} {cols:?} at {e}");
+                        }
+                    }
+                }
             }
             // And the quantization is what it says: within half a step.
             for (row, i) in x.chunks_exact(k).zip(0..) {
