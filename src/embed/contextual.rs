@@ -63,7 +63,11 @@ impl BertFolder {
                 ));
             }
         }
-        let (bert, weights) = docsnap_bert::load_folder(dir, precision)?;
+        let bert = docsnap_bert::load_folder(dir, precision)?;
+        // Hashed as a stream: the file is never held whole.
+        let weights_sha256 = fs::File::open(&weights_path)
+            .and_then(crate::util::sha256_reader)
+            .map_err(|e| EmbedError::io(&weights_path, e))?;
         check_pooling(dir, bert.config.hidden_size)?;
         let tokenizer = load_tokenizer(&tok_path)?;
         // Every id the tokenizer can produce must have a row of weights.
@@ -81,7 +85,7 @@ impl BertFolder {
         Ok(BertFolder {
             bert,
             tokenizer,
-            weights_sha256: crate::util::sha256_hex(&weights),
+            weights_sha256,
             tokenizer_sha256: crate::util::sha256_hex(&tok_bytes),
         })
     }

@@ -238,17 +238,9 @@ pub fn unpack(archive: &Path, dest: &Path, durable: bool) -> Result<PathBuf, Pub
 
 /// sha256 (hex) of a file's bytes, streamed.
 pub fn sha256_file(path: &Path) -> Result<String, PublishError> {
-    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = f.read(&mut buf).map_err(io_err(path))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
+    std::fs::File::open(path)
+        .and_then(crate::util::sha256_reader)
+        .map_err(io_err(path))
 }
 
 /// `SHA256SUMS` text: `<hex>  <name>` lines, as sha256sum writes them.

@@ -277,33 +277,152 @@ impl std::fmt::Debug for Bert {
     }
 }
 
+/// Where a safetensors file's bytes are: all in memory, or in a file read
+/// one tensor at a time (so loading never holds the whole file beside the
+/// converted weights: 91 MB less at the peak for MiniLM).
+enum Source<'a> {
+    Bytes(&'a [u8]),
+    File(&'a fs::File),
+}
+
 /// Reads tensors out of one safetensors file, by name, with the shape the
 /// configuration says they must have; any mismatch names the tensor.
 struct Weights<'a> {
-    file: safetensors::SafeTensors<'a>,
+    meta: safetensors::tensor::Metadata,
+    /// Where the data section starts: after the 8-byte length and header.
+    data_start: u64,
+    source: Source<'a>,
     path: &'a Path,
     /// `""` or `"bert."`: checkpoints saved from a task model prefix names.
     prefix: &'static str,
 }
 
-impl Weights<'_> {
+/// The longest header read (the format's own limit).
+const MAX_HEADER: u64 = 100_000_000;
+
+impl<'a> Weights<'a> {
+    /// Parses the header of `source` and checks that its tensors exactly
+    /// fill the rest of the file (a truncated file is refused here, before
+    /// any tensor is read).
+    fn open(path: &'a Path, source: Source<'a>) -> Result<Weights<'a>, BertError> {
+        let bad = |why: String| BertError::invalid(path, format!("not safetensors: {why}"));
+        let total = match &source {
+            Source::Bytes(b) => b.len() as u64,
+            Source::File(f) => f
+                .metadata()
+                .map_err(|source| BertError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?
+                .len(),
+        };
+        let mut w = Weights {
+            meta: serde_json::from_str("{}").expect("an empty header"),
+            data_start: 0,
+            source,
+            path,
+            prefix: "",
+        };
+        if total < 8 {
+            return Err(bad(format!(
+                "{total} bytes, shorter than the header's length"
+            )));
+        }
+        let mut len = [0u8; 8];
+        w.read_at(0, &mut len)?;
+        let n = u64::from_le_bytes(len);
+        if n > MAX_HEADER || n > total - 8 {
+            return Err(bad(format!(
+                "a header of {n} bytes in a file of {total} bytes"
+            )));
+        }
+        let mut header = vec![0u8; n as usize];
+        w.read_at(8, &mut header)?;
+        w.meta = serde_json::from_slice(&header).map_err(|e| bad(format!("header: {e}")))?;
+        w.data_start = 8 + n;
+        let covered = w
+            .meta
+            .tensors()
+            .values()
+            .map(|t| t.data_offsets.1 as u64)
+            .max()
+            .unwrap_or(0);
+        if covered != total - w.data_start {
+            return Err(bad(format!(
+                "its header describes {covered} bytes of tensors, the file holds {} \
+                 (truncated or padded)",
+                total - w.data_start
+            )));
+        }
+        w.prefix = if w
+            .meta
+            .tensors()
+            .keys()
+            .any(|n| n.starts_with("bert.embeddings."))
+        {
+            "bert."
+        } else {
+            ""
+        };
+        Ok(w)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), BertError> {
+        match &self.source {
+            Source::Bytes(b) => {
+                let at = offset as usize;
+                buf.copy_from_slice(&b[at..at + buf.len()]);
+                Ok(())
+            }
+            Source::File(f) => {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut f: &fs::File = f;
+                f.seek(SeekFrom::Start(offset))
+                    .and_then(|_| f.read_exact(buf))
+                    .map_err(|source| BertError::Io {
+                        path: self.path.to_path_buf(),
+                        source,
+                    })
+            }
+        }
+    }
+
+    /// The shape of tensor `name`, if the file has it.
+    fn shape(&self, name: &str) -> Option<&[usize]> {
+        let full = format!("{}{name}", self.prefix);
+        self.meta.info(&full).map(|t| t.shape.as_slice())
+    }
+
     fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, BertError> {
         let full = format!("{}{name}", self.prefix);
+        let invalid = |why: String| BertError::invalid(self.path, format!("tensor {full}{why}"));
         let t = self
-            .file
-            .tensor(&full)
-            .map_err(|e| BertError::invalid(self.path, format!("tensor {full}: {e}")))?;
-        if t.shape() != shape {
-            return Err(BertError::invalid(
-                self.path,
-                format!(
-                    "tensor {full} has shape {:?}, expected {shape:?}",
-                    t.shape()
-                ),
-            ));
+            .meta
+            .info(&full)
+            .ok_or_else(|| invalid(": not in the file".into()))?;
+        if t.shape != shape {
+            return Err(invalid(format!(
+                " has shape {:?}, expected {shape:?}",
+                t.shape
+            )));
         }
-        let data = t.data();
-        let v: Vec<f32> = match t.dtype() {
+        let width = match t.dtype {
+            safetensors::Dtype::F32 => 4,
+            safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
+            other => return Err(invalid(format!(" is {other:?}; F32, F16 or BF16 expected"))),
+        };
+        let (begin, end) = t.data_offsets;
+        let count: usize = shape.iter().product();
+        if end < begin || end - begin != count * width {
+            return Err(invalid(format!(
+                ": {} bytes for {count} values of {:?}",
+                end.saturating_sub(begin),
+                t.dtype
+            )));
+        }
+        let mut data = vec![0u8; end - begin];
+        self.read_at(self.data_start + begin as u64, &mut data)?;
+        let v: Vec<f32> = match t.dtype {
             safetensors::Dtype::F32 => data
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -312,16 +431,10 @@ impl Weights<'_> {
                 .chunks_exact(2)
                 .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
                 .collect(),
-            safetensors::Dtype::BF16 => data
+            _ => data
                 .chunks_exact(2)
                 .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
                 .collect(),
-            other => {
-                return Err(BertError::invalid(
-                    self.path,
-                    format!("tensor {full} is {other:?}; F32, F16 or BF16 expected"),
-                ))
-            }
         };
         Ok(v)
     }
@@ -384,32 +497,25 @@ impl Bert {
         bytes: &[u8],
         precision: Precision,
     ) -> Result<Bert, BertError> {
-        let file = safetensors::SafeTensors::deserialize(bytes)
-            .map_err(|e| BertError::invalid(weights_path, format!("not safetensors: {e}")))?;
-        let prefix = if file
-            .names()
-            .iter()
-            .any(|n| n.starts_with("bert.embeddings."))
-        {
-            "bert."
-        } else {
-            ""
-        };
-        let w = Weights {
-            file,
-            path: weights_path,
-            prefix,
-        };
+        let w = Weights::open(weights_path, Source::Bytes(bytes))?;
+        Self::from_weights(config, &w, precision)
+    }
+
+    fn from_weights(
+        config: BertConfig,
+        w: &Weights<'_>,
+        precision: Precision,
+    ) -> Result<Bert, BertError> {
         let (h, i) = (config.hidden_size, config.intermediate_size);
         let word = w.get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
         let position = w.get(
             "embeddings.position_embeddings.weight",
             &[config.max_position_embeddings, h],
         )?;
-        let types = w
-            .file
-            .tensor(&format!("{prefix}embeddings.token_type_embeddings.weight"));
-        let type_rows = types.as_ref().map(|t| t.shape()[0]).unwrap_or(0);
+        let type_rows = w
+            .shape("embeddings.token_type_embeddings.weight")
+            .and_then(|s| s.first().copied())
+            .unwrap_or(0);
         let token_type = if type_rows > 0 {
             let mut t = w.get("embeddings.token_type_embeddings.weight", &[type_rows, h])?;
             t.truncate(h);
@@ -431,18 +537,23 @@ impl Bert {
                 n_in: h,
                 q: None,
             };
-            layers.push(Layer {
+            let mut layer = Layer {
                 qkv,
                 attn_out: w.linear(&format!("{p}.attention.output.dense"), h, h)?,
                 attn_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
                 up: w.linear(&format!("{p}.intermediate.dense"), i, h)?,
                 down: w.linear(&format!("{p}.output.dense"), h, i)?,
                 out_norm: w.norm(&format!("{p}.output.LayerNorm"), h)?,
-            });
-        }
-        if precision == Precision::Int8 {
-            for l in &mut layers {
-                for lin in [&mut l.qkv, &mut l.attn_out, &mut l.up, &mut l.down] {
+            };
+            if precision == Precision::Int8 {
+                // Layer by layer, so no two layers' f32 weights are held
+                // at once.
+                for lin in [
+                    &mut layer.qkv,
+                    &mut layer.attn_out,
+                    &mut layer.up,
+                    &mut layer.down,
+                ] {
                     let mut q = Quantized::rows(&lin.w, lin.n_out, lin.n_in, |v| v as i8);
                     if vnni_runs(lin.n_out, lin.n_in) {
                         q.q = pack_vnni(&q.q, lin.n_out, lin.n_in);
@@ -452,6 +563,7 @@ impl Bert {
                     lin.w = Vec::new();
                 }
             }
+            layers.push(layer);
         }
         let eps = config.layer_norm_eps as f32;
         Ok(Bert {
@@ -1250,9 +1362,8 @@ mod simd {
 }
 
 /// Reads a BERT folder's `config.json` and `model.safetensors` into a
-/// [`Bert`]; the weights' bytes are returned too, for callers that
-/// fingerprint them.
-pub fn load_folder(dir: &Path, precision: Precision) -> Result<(Bert, Vec<u8>), BertError> {
+/// [`Bert`], the weights file one tensor at a time.
+pub fn load_folder(dir: &Path, precision: Precision) -> Result<Bert, BertError> {
     let config_path = dir.join("config.json");
     let weights_path = dir.join("model.safetensors");
     let read_err = |path: &Path| {
@@ -1261,9 +1372,9 @@ pub fn load_folder(dir: &Path, precision: Precision) -> Result<(Bert, Vec<u8>), 
     };
     let text = fs::read_to_string(&config_path).map_err(read_err(&config_path))?;
     let config = Bert::parse_config(&config_path, &text)?;
-    let bytes = fs::read(&weights_path).map_err(read_err(&weights_path))?;
-    let bert = Bert::load(config, &weights_path, &bytes, precision)?;
-    Ok((bert, bytes))
+    let file = fs::File::open(&weights_path).map_err(read_err(&weights_path))?;
+    let w = Weights::open(&weights_path, Source::File(&file))?;
+    Bert::from_weights(config, &w, precision)
 }
 
 #[cfg(test)]
@@ -1363,6 +1474,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A weights file is read tensor by tensor from its header's offsets;
+    /// one that is cut short (an interrupted download) or whose tensor is
+    /// not what the header says is refused with the file and the tensor
+    /// named, before any forward pass.
+    #[test]
+    fn weights_are_read_by_their_header_and_damage_is_refused() {
+        let values: Vec<u8> = [1.5f32, -2.0, 0.25, 4.0, 8.0, -0.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let view =
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2, 3], &values)
+                .unwrap();
+        let bytes = safetensors::serialize([("t.weight", view)], None).unwrap();
+        let path = Path::new("model.safetensors");
+        let dir = std::env::temp_dir().join(format!("docsnap-bert-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let on_disk = dir.join("model.safetensors");
+        fs::write(&on_disk, &bytes).unwrap();
+        let file = fs::File::open(&on_disk).unwrap();
+        for w in [
+            Weights::open(path, Source::Bytes(&bytes)).unwrap(),
+            Weights::open(&on_disk, Source::File(&file)).unwrap(),
+        ] {
+            assert_eq!(w.shape("t.weight"), Some(&[2usize, 3][..]));
+            assert_eq!(
+                w.get("t.weight", &[2, 3]).unwrap(),
+                [1.5, -2.0, 0.25, 4.0, 8.0, -0.5]
+            );
+            let e = w.get("t.weight", &[3, 2]).unwrap_err().to_string();
+            assert!(
+                e.contains("tensor t.weight has shape [2, 3], expected [3, 2]"),
+                "{e}"
+            );
+            let e = w.get("u.weight", &[1]).unwrap_err().to_string();
+            assert!(e.contains("tensor u.weight: not in the file"), "{e}");
+        }
+        let cut = &bytes[..bytes.len() - 4];
+        let e = Weights::open(path, Source::Bytes(cut))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("model.safetensors") && e.contains("truncated"),
+            "{e}"
+        );
+        let e = Weights::open(path, Source::Bytes(&bytes[..5]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("shorter than the header"), "{e}");
+        let mut huge = bytes.clone();
+        huge[..8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        let e = Weights::open(path, Source::Bytes(&huge))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("a header of"), "{e}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
