@@ -51,7 +51,10 @@ fn main() {
         .map(|m| {
             Arc::new(
                 docsnap::embed::Embedder::load(std::path::Path::new(&m))
-                    .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}")),
+                    .unwrap_or_else(|e| panic!("DOCSNAP_MODEL {m}: {e}"))
+                    // Every row asks the same questions: without this the
+                    // rows after the first would time a lookup, not a query.
+                    .with_query_cache(0),
             )
         });
     let (mut lib, warnings) = Library::load_dir_with(std::path::Path::new(&dir), model.clone())

@@ -94,6 +94,10 @@ enum Cmd {
         /// folder under the system temp dir named after the publish dir).
         #[arg(long)]
         cache: Option<PathBuf>,
+        /// Question vectors the transformer keeps, so a question asked
+        /// again skips its forward pass (0: none; ~1.5 KB each).
+        #[arg(long, default_value_t = 4096)]
+        query_cache: usize,
     },
     /// Show a Godot class from the class reference (or one of its members).
     Class {
@@ -264,6 +268,7 @@ fn run(cli: Cli) -> Result<i32> {
     let model = ModelChoice {
         dir: cli.model.clone(),
         no_default: cli.no_default_model,
+        query_cache: None,
     };
     match cli.cmd {
         Cmd::Build {
@@ -296,7 +301,12 @@ fn run(cli: Cli) -> Result<i32> {
             reload_secs,
             no_reload,
             cache,
+            query_cache,
         } => {
+            let model = ModelChoice {
+                query_cache: Some(query_cache),
+                ..model
+            };
             // A bucket is mirrored (its latest snapshots) into the cache, and
             // the mirror served as a publish directory.
             let remote = match remote_url(&artifacts) {
@@ -627,10 +637,12 @@ fn default_model_dir() -> Option<PathBuf> {
     Some(cache.join("all-minilm-l6-v2"))
 }
 
-/// `--model` and `--no-default-model`, as given.
+/// `--model` and `--no-default-model`, as given, and `serve --query-cache`.
 struct ModelChoice {
     dir: Option<PathBuf>,
     no_default: bool,
+    /// Question vectors to keep (None: the embedder's default).
+    query_cache: Option<usize>,
 }
 
 /// The model to embed with: `--model`, else the default folder when it
@@ -654,8 +666,11 @@ fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedde
             return Ok(None);
         }
     };
-    let m = docsnap::embed::Embedder::load(&dir)
+    let mut m = docsnap::embed::Embedder::load(&dir)
         .with_context(|| format!("{how} `{}`", dir.display()))?;
+    if let Some(n) = choice.query_cache {
+        m = m.with_query_cache(n);
+    }
     tracing::info!("embedding model ({how}): {}", m.identity());
     Ok(Some(Arc::new(m)))
 }

@@ -193,6 +193,11 @@ impl ContextualModel {
             .unwrap_or_else(|_| vec![0.0; self.dims()])
     }
 
+    /// What the memory of questions has done so far.
+    pub fn query_cache_stats(&self) -> super::QueryCacheStats {
+        self.queries.stats()
+    }
+
     /// Keeps at most `capacity` question vectors from now on (0: none).
     pub fn set_query_cache(&mut self, capacity: usize) {
         self.queries = QueryCache::new(capacity);

@@ -24,7 +24,7 @@ use tokenizers::Tokenizer;
 
 pub use contextual::ContextualModel;
 pub use distill::{distill, DistillOptions, Weighting};
-pub use query_cache::QueryCache;
+pub use query_cache::{QueryCache, QueryCacheStats};
 pub use store::{write_vectors, VectorStore};
 
 /// The `method` recorded in `model.json`; a directory made any other way is
@@ -401,6 +401,15 @@ impl Embedder {
         match self {
             Embedder::Static(m) => m.embed(text).into(),
             Embedder::Contextual(m) => m.embed_query(text),
+        }
+    }
+
+    /// What the transformer's memory of questions has done (`None` for the
+    /// static model, which keeps none).
+    pub fn query_cache_stats(&self) -> Option<QueryCacheStats> {
+        match self {
+            Embedder::Static(_) => None,
+            Embedder::Contextual(m) => Some(m.query_cache_stats()),
         }
     }
 

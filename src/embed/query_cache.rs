@@ -9,6 +9,7 @@
 //! insertion is a no-op.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Question texts → their unit vectors, at most `capacity` of them.
@@ -16,6 +17,19 @@ use std::sync::{Arc, Mutex};
 pub struct QueryCache {
     capacity: usize,
     state: Mutex<State>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// What a [`QueryCache`] has done since it was made (for `/metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryCacheStats {
+    /// Questions answered from memory.
+    pub hits: u64,
+    /// Questions whose vector was computed.
+    pub misses: u64,
+    /// Vectors kept now.
+    pub kept: usize,
 }
 
 #[derive(Debug, Default)]
@@ -31,14 +45,27 @@ impl QueryCache {
         QueryCache {
             capacity,
             state: Mutex::default(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Hits, misses and size so far.
+    pub fn stats(&self) -> QueryCacheStats {
+        QueryCacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            kept: self.len(),
         }
     }
 
     /// The vector of `text`: the one kept, or `compute(text)`, kept.
     pub fn get_or_compute(&self, text: &str, compute: impl FnOnce(&str) -> Vec<f32>) -> Arc<[f32]> {
         if let Some(v) = self.lock().vectors.get(text) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
             return Arc::clone(v);
         }
+        self.misses.fetch_add(1, Ordering::Relaxed);
         let v: Arc<[f32]> = compute(text).into();
         if self.capacity > 0 {
             let mut s = self.lock();
@@ -96,6 +123,8 @@ mod tests {
         assert_eq!(calls.get(), 4, "the dropped text is computed again");
         cache.get_or_compute("abcd", f);
         assert_eq!(calls.get(), 4, "the newest stayed");
+        let st = cache.stats();
+        assert_eq!((st.hits, st.misses, st.kept), (2, 4, 2));
     }
 
     #[test]

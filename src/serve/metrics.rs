@@ -233,6 +233,32 @@ impl Metrics {
             header(&mut out, name, "counter", help);
             let _ = writeln!(out, "{name} {v}");
         }
+        if let Some(st) = lib.model.as_ref().and_then(|m| m.query_cache_stats()) {
+            let series = [
+                (
+                    "docsnap_query_cache_hits_total",
+                    "counter",
+                    "Questions whose vector came from the model's memory of recent questions.",
+                    st.hits,
+                ),
+                (
+                    "docsnap_query_cache_misses_total",
+                    "counter",
+                    "Questions the model embedded (not in its memory).",
+                    st.misses,
+                ),
+                (
+                    "docsnap_query_cache_entries",
+                    "gauge",
+                    "Question vectors kept now (serve --query-cache bounds them).",
+                    st.kept as u64,
+                ),
+            ];
+            for (name, kind, help, v) in series {
+                header(&mut out, name, kind, help);
+                let _ = writeln!(out, "{name} {v}");
+            }
+        }
         header(
             &mut out,
             "docsnap_uptime_seconds",

@@ -170,6 +170,11 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
         )
         .unwrap();
     assert!(hits.iter().any(|h| h.cosine > 0.0), "no page cosine fused");
+    // The same question twice (ship_query, then rank_pages): embedded once.
+    let st = model
+        .query_cache_stats()
+        .expect("the transformer keeps questions");
+    assert_eq!((st.hits, st.misses, st.kept), (1, 1, 1), "{st:?}");
     let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
 
