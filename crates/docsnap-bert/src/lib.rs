@@ -872,7 +872,8 @@ unsafe fn qmatmul_cols(
             // n and k, as Bert::load packed these weights; the rest is this
             // function's contract.
             unsafe {
-                simd::qmatmul_cols_vnni(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
+                let (_, kernel) = simd::vnni_kernels()[0];
+                kernel(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
             }
             #[cfg(not(target_arch = "x86_64"))]
             unreachable!("shifted activations without VNNI: {}", xu.q.len());
@@ -1296,52 +1297,33 @@ mod simd {
     packed_kernel!(vnni_avx_cols / vtile ["avx2,avxvnni"] _mm256_dpbusd_avx_epi32);
     packed_kernel!(vnni_512_cols / vtile512 ["avx2,avx512vnni,avx512vl"] _mm256_dpbusd_epi32);
 
-    /// Which encoding of `dpbusd` this CPU has, if any (checked once).
-    fn vnni_kind() -> Option<bool> {
-        static KIND: OnceLock<Option<bool>> = OnceLock::new();
-        *KIND.get_or_init(|| {
-            if !available() {
-                None
-            } else if is_x86_feature_detected!("avxvnni") {
-                Some(false)
-            } else if is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl")
-            {
-                Some(true)
-            } else {
-                None
+    /// A VNNI kernel: `(x, m, packed w, wsum, n, k, y, cols)`, as made by
+    /// `packed_kernel!`.
+    pub type VnniKernel =
+        unsafe fn(*const u8, usize, *const i8, &[i32], usize, usize, *mut f32, Range<usize>);
+
+    /// Every VNNI kernel this CPU runs, by name (checked once): the first
+    /// is the one products use, the others are tested against it.
+    pub fn vnni_kernels() -> &'static [(&'static str, VnniKernel)] {
+        static KERNELS: OnceLock<Vec<(&'static str, VnniKernel)>> = OnceLock::new();
+        KERNELS.get_or_init(|| {
+            let mut k: Vec<(&'static str, VnniKernel)> = Vec::new();
+            if available() && is_x86_feature_detected!("avxvnni") {
+                k.push(("avxvnni", vnni_avx_cols));
             }
+            if available()
+                && is_x86_feature_detected!("avx512vnni")
+                && is_x86_feature_detected!("avx512vl")
+            {
+                k.push(("avx512vnni", vnni_512_cols));
+            }
+            k
         })
     }
 
     /// Whether this CPU runs a VNNI kernel.
     pub fn vnni() -> bool {
-        vnni_kind().is_some()
-    }
-
-    /// The VNNI kernel this CPU runs (see above).
-    ///
-    /// # Safety
-    /// [`vnni`] is true, and as [`super::qmatmul_cols`].
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn qmatmul_cols_vnni(
-        xp: *const u8,
-        m: usize,
-        wp: *const i8,
-        wsum: &[i32],
-        n: usize,
-        k: usize,
-        yp: *mut f32,
-        cols: Range<usize>,
-    ) {
-        // SAFETY: the features each needs were detected; the rest is the
-        // caller's contract.
-        unsafe {
-            match vnni_kind() {
-                Some(false) => vnni_avx_cols(xp, m, wp, wsum, n, k, yp, cols),
-                Some(true) => vnni_512_cols(xp, m, wp, wsum, n, k, yp, cols),
-                None => unreachable!("qmatmul_cols_vnni called without VNNI"),
-            }
-        }
+        !vnni_kernels().is_empty()
     }
 
     #[target_feature(enable = "avx2")]
@@ -1423,27 +1405,7 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if n % 8 == 0 {
                 let packed = pack_vnni(&wq.q, n, k);
-                type Kernel = unsafe fn(
-                    *const u8,
-                    usize,
-                    *const i8,
-                    &[i32],
-                    usize,
-                    usize,
-                    *mut f32,
-                    std::ops::Range<usize>,
-                );
-                let mut kernels: Vec<(&str, Kernel)> = Vec::new();
-                if simd::available() && is_x86_feature_detected!("avxvnni") {
-                    kernels.push(("avxvnni", simd::vnni_avx_cols));
-                }
-                if simd::available()
-                    && is_x86_feature_detected!("avx512vnni")
-                    && is_x86_feature_detected!("avx512vl")
-                {
-                    kernels.push(("avx512vnni", simd::vnni_512_cols));
-                }
-                for (name, kernel) in kernels {
+                for &(name, kernel) in simd::vnni_kernels() {
                     for cols in [0..n, 8..n] {
                         let mut y = vec![0f32; m * n];
                         // SAFETY: the kernel's features were detected;
