@@ -96,7 +96,7 @@ enum Cmd {
         cache: Option<PathBuf>,
         /// Question vectors the transformer keeps, so a question asked
         /// again skips its forward pass (0: none; ~1.5 KB each).
-        #[arg(long, default_value_t = 4096)]
+        #[arg(long, default_value_t = docsnap::embed::contextual::DEFAULT_QUERY_CACHE)]
         query_cache: usize,
     },
     /// Show a Godot class from the class reference (or one of its members).

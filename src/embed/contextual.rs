@@ -17,9 +17,9 @@ use tokenizers::Tokenizer;
 
 use super::{load_tokenizer, EmbedError, ModelIdentity, QueryCache, TOKENIZER_JSON};
 
-/// Question vectors a server keeps: 4,096 of 384 f32 are ~6 MB, beside the
-/// model's ~60 MB.
-const QUERY_CACHE: usize = 4096;
+/// Question vectors a model keeps unless told otherwise (`serve
+/// --query-cache`): 4,096 of 384 f32 are ~6 MB, beside the model's ~60 MB.
+pub const DEFAULT_QUERY_CACHE: usize = 4096;
 
 /// Tokens of a text the transformer reads, [CLS] and [SEP] included.
 /// Attention is quadratic in it; past the opening of a page the rest adds
@@ -165,7 +165,7 @@ impl ContextualModel {
             bert,
             name,
             recipe_sha256,
-            queries: QueryCache::new(QUERY_CACHE),
+            queries: QueryCache::new(DEFAULT_QUERY_CACHE),
         })
     }
 

@@ -145,9 +145,9 @@ struct Linear {
 }
 
 /// A matrix quantized per row to the int8 range: `w ≈ q · scale[row]`.
-/// Weights are held as i8 (a quarter of the f32 bytes: the forward pass
-/// of a short question is bound by reading the weights); the activations
-/// they meet as i16, widened once per product.
+/// Weights are held as i8 (a quarter of the f32 bytes to read); the
+/// activations they meet as i16 or, for the VNNI kernels, as bytes shifted
+/// by 128 ([`Activations`]).
 struct Quantized<T> {
     q: Vec<T>,
     scale: Vec<f32>,
@@ -277,21 +277,15 @@ impl std::fmt::Debug for Bert {
     }
 }
 
-/// Where a safetensors file's bytes are: all in memory, or in a file read
-/// one tensor at a time (so loading never holds the whole file beside the
-/// converted weights: 91 MB less at the peak for MiniLM).
-enum Source<'a> {
-    Bytes(&'a [u8]),
-    File(&'a fs::File),
-}
-
 /// Reads tensors out of one safetensors file, by name, with the shape the
-/// configuration says they must have; any mismatch names the tensor.
+/// configuration says they must have; any mismatch names the tensor. The
+/// file is read one tensor at a time, so loading never holds the whole file
+/// beside the converted weights (91 MB less at the peak for MiniLM).
 struct Weights<'a> {
     meta: safetensors::tensor::Metadata,
     /// Where the data section starts: after the 8-byte length and header.
     data_start: u64,
-    source: Source<'a>,
+    file: &'a fs::File,
     path: &'a Path,
     /// `""` or `"bert."`: checkpoints saved from a task model prefix names.
     prefix: &'static str,
@@ -300,36 +294,38 @@ struct Weights<'a> {
 /// The longest header read (the format's own limit).
 const MAX_HEADER: u64 = 100_000_000;
 
-impl<'a> Weights<'a> {
-    /// Parses the header of `source` and checks that its tensors exactly
-    /// fill the rest of the file (a truncated file is refused here, before
-    /// any tensor is read).
-    fn open(path: &'a Path, source: Source<'a>) -> Result<Weights<'a>, BertError> {
-        let bad = |why: String| BertError::invalid(path, format!("not safetensors: {why}"));
-        let total = match &source {
-            Source::Bytes(b) => b.len() as u64,
-            Source::File(f) => f
-                .metadata()
-                .map_err(|source| BertError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?
-                .len(),
-        };
-        let mut w = Weights {
-            meta: serde_json::from_str("{}").expect("an empty header"),
-            data_start: 0,
+/// Reads `buf.len()` bytes of `file` (at `path`) from `offset`.
+fn read_at(file: &fs::File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), BertError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))
+        .and_then(|_| f.read_exact(buf))
+        .map_err(|source| BertError::Io {
+            path: path.to_path_buf(),
             source,
-            path,
-            prefix: "",
-        };
+        })
+}
+
+impl<'a> Weights<'a> {
+    /// Parses the header of `file` and checks that its tensors exactly
+    /// fill the rest of it (a truncated file is refused here, before any
+    /// tensor is read).
+    fn open(path: &'a Path, file: &'a fs::File) -> Result<Weights<'a>, BertError> {
+        let bad = |why: String| BertError::invalid(path, format!("not safetensors: {why}"));
+        let total = file
+            .metadata()
+            .map_err(|source| BertError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .len();
         if total < 8 {
             return Err(bad(format!(
                 "{total} bytes, shorter than the header's length"
             )));
         }
         let mut len = [0u8; 8];
-        w.read_at(0, &mut len)?;
+        read_at(file, path, 0, &mut len)?;
         let n = u64::from_le_bytes(len);
         if n > MAX_HEADER || n > total - 8 {
             return Err(bad(format!(
@@ -337,25 +333,24 @@ impl<'a> Weights<'a> {
             )));
         }
         let mut header = vec![0u8; n as usize];
-        w.read_at(8, &mut header)?;
-        w.meta = serde_json::from_slice(&header).map_err(|e| bad(format!("header: {e}")))?;
-        w.data_start = 8 + n;
-        let covered = w
-            .meta
+        read_at(file, path, 8, &mut header)?;
+        let meta: safetensors::tensor::Metadata =
+            serde_json::from_slice(&header).map_err(|e| bad(format!("header: {e}")))?;
+        let data_start = 8 + n;
+        let covered = meta
             .tensors()
             .values()
             .map(|t| t.data_offsets.1 as u64)
             .max()
             .unwrap_or(0);
-        if covered != total - w.data_start {
+        if covered != total - data_start {
             return Err(bad(format!(
                 "its header describes {covered} bytes of tensors, the file holds {} \
                  (truncated or padded)",
-                total - w.data_start
+                total - data_start
             )));
         }
-        w.prefix = if w
-            .meta
+        let prefix = if meta
             .tensors()
             .keys()
             .any(|n| n.starts_with("bert.embeddings."))
@@ -364,27 +359,13 @@ impl<'a> Weights<'a> {
         } else {
             ""
         };
-        Ok(w)
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), BertError> {
-        match &self.source {
-            Source::Bytes(b) => {
-                let at = offset as usize;
-                buf.copy_from_slice(&b[at..at + buf.len()]);
-                Ok(())
-            }
-            Source::File(f) => {
-                use std::io::{Read, Seek, SeekFrom};
-                let mut f: &fs::File = f;
-                f.seek(SeekFrom::Start(offset))
-                    .and_then(|_| f.read_exact(buf))
-                    .map_err(|source| BertError::Io {
-                        path: self.path.to_path_buf(),
-                        source,
-                    })
-            }
-        }
+        Ok(Weights {
+            meta,
+            data_start,
+            file,
+            path,
+            prefix,
+        })
     }
 
     /// The shape of tensor `name`, if the file has it.
@@ -421,7 +402,12 @@ impl<'a> Weights<'a> {
             )));
         }
         let mut data = vec![0u8; end - begin];
-        self.read_at(self.data_start + begin as u64, &mut data)?;
+        read_at(
+            self.file,
+            self.path,
+            self.data_start + begin as u64,
+            &mut data,
+        )?;
         let v: Vec<f32> = match t.dtype {
             safetensors::Dtype::F32 => data
                 .chunks_exact(4)
@@ -487,18 +473,6 @@ impl Bert {
             ));
         }
         Ok(c)
-    }
-
-    /// Loads the weights of `config` from the safetensors bytes of
-    /// `weights_path`.
-    pub fn load(
-        config: BertConfig,
-        weights_path: &Path,
-        bytes: &[u8],
-        precision: Precision,
-    ) -> Result<Bert, BertError> {
-        let w = Weights::open(weights_path, Source::Bytes(bytes))?;
-        Self::from_weights(config, &w, precision)
     }
 
     fn from_weights(
@@ -1054,12 +1028,13 @@ unsafe fn matmul_cols(
 
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    //! The x86 kernels: a tile of 4 tokens × 3 weight rows keeps its twelve
-    //! sums in registers while it walks the shared dimension, and a block of
-    //! weight rows serves every token before the next is read. One macro
-    //! makes the four of them (f32 FMA, AVX2 `madd`, AVX-VNNI and AVX-512
-    //! VNNI `dpbusd`): they differ only in their types, loads, multiply-add,
-    //! step and how a sum is stored.
+    //! The x86 kernels. Each keeps a tile of sums in registers while it
+    //! walks the shared dimension, and a block of weights serves every
+    //! token before the next is read. `tile_kernel!` makes the two over
+    //! weights in rows (f32 FMA and AVX2 `madd`, 4 tokens × 3 rows, a
+    //! horizontal sum per output); `packed_kernel!` the two VNNI ones over
+    //! packed weights (AVX-VNNI and AVX-512 VNNI `dpbusd`, 6 tokens × 16
+    //! columns, one output per lane).
 
     use std::arch::x86_64::*;
     use std::ops::Range;
@@ -1355,7 +1330,7 @@ pub fn load_folder(dir: &Path, precision: Precision) -> Result<Bert, BertError> 
     let text = fs::read_to_string(&config_path).map_err(read_err(&config_path))?;
     let config = Bert::parse_config(&config_path, &text)?;
     let file = fs::File::open(&weights_path).map_err(read_err(&weights_path))?;
-    let w = Weights::open(&weights_path, Source::File(&file))?;
+    let w = Weights::open(&weights_path, &file)?;
     Bert::from_weights(config, &w, precision)
 }
 
@@ -1452,49 +1427,41 @@ mod tests {
             safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2, 3], &values)
                 .unwrap();
         let bytes = safetensors::serialize([("t.weight", view)], None).unwrap();
-        let path = Path::new("model.safetensors");
         let dir = std::env::temp_dir().join(format!("docsnap-bert-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        let on_disk = dir.join("model.safetensors");
-        fs::write(&on_disk, &bytes).unwrap();
-        let file = fs::File::open(&on_disk).unwrap();
-        for w in [
-            Weights::open(path, Source::Bytes(&bytes)).unwrap(),
-            Weights::open(&on_disk, Source::File(&file)).unwrap(),
-        ] {
-            assert_eq!(w.shape("t.weight"), Some(&[2usize, 3][..]));
-            assert_eq!(
-                w.get("t.weight", &[2, 3]).unwrap(),
-                [1.5, -2.0, 0.25, 4.0, 8.0, -0.5]
-            );
-            let e = w.get("t.weight", &[3, 2]).unwrap_err().to_string();
-            assert!(
-                e.contains("tensor t.weight has shape [2, 3], expected [3, 2]"),
-                "{e}"
-            );
-            let e = w.get("u.weight", &[1]).unwrap_err().to_string();
-            assert!(e.contains("tensor u.weight: not in the file"), "{e}");
-        }
-        let cut = &bytes[..bytes.len() - 4];
-        let e = Weights::open(path, Source::Bytes(cut))
-            .err()
-            .unwrap()
-            .to_string();
+        let path = dir.join("model.safetensors");
+        // `bytes` written as the weights file; what opening it says.
+        let open = |bytes: &[u8]| {
+            fs::write(&path, bytes).unwrap();
+            let file = fs::File::open(&path).unwrap();
+            Weights::open(&path, &file).err().map(|e| e.to_string())
+        };
+        assert_eq!(open(&bytes), None);
+        let file = fs::File::open(&path).unwrap();
+        let w = Weights::open(&path, &file).unwrap();
+        assert_eq!(w.shape("t.weight"), Some(&[2usize, 3][..]));
+        assert_eq!(
+            w.get("t.weight", &[2, 3]).unwrap(),
+            [1.5, -2.0, 0.25, 4.0, 8.0, -0.5]
+        );
+        let e = w.get("t.weight", &[3, 2]).unwrap_err().to_string();
+        assert!(
+            e.contains("tensor t.weight has shape [2, 3], expected [3, 2]"),
+            "{e}"
+        );
+        let e = w.get("u.weight", &[1]).unwrap_err().to_string();
+        assert!(e.contains("tensor u.weight: not in the file"), "{e}");
+        drop(w);
+        let e = open(&bytes[..bytes.len() - 4]).unwrap();
         assert!(
             e.contains("model.safetensors") && e.contains("truncated"),
             "{e}"
         );
-        let e = Weights::open(path, Source::Bytes(&bytes[..5]))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = open(&bytes[..5]).unwrap();
         assert!(e.contains("shorter than the header"), "{e}");
         let mut huge = bytes.clone();
         huge[..8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        let e = Weights::open(path, Source::Bytes(&huge))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = open(&huge).unwrap();
         assert!(e.contains("a header of"), "{e}");
         fs::remove_dir_all(&dir).unwrap();
     }
