@@ -356,6 +356,8 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "inlink_weight" => c.inlink_weight = f(),
         "monotone_scores" => c.monotone_scores = b(),
         "named_members" => c.named_members = b(),
+        "namesakes_by_links" => c.namesakes_by_links = b(),
+        "deprecated_factor" => c.deprecated_factor = f(),
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),

@@ -146,7 +146,23 @@ pub struct GodotClass {
     pub operators: Vec<Member>,
 }
 
+/// How the class reference opens the description of an API it is phasing
+/// out (the page's "Deprecated:" label, as normalized here).
+const DEPRECATED_NOTE: &str = "**Deprecated:**";
+
+impl Member {
+    /// Whether the docs mark this member deprecated.
+    pub fn is_deprecated(&self) -> bool {
+        self.description.trim_start().starts_with(DEPRECATED_NOTE)
+    }
+}
+
 impl GodotClass {
+    /// Whether the docs mark the whole class deprecated.
+    pub fn is_deprecated(&self) -> bool {
+        self.description.trim_start().starts_with(DEPRECATED_NOTE)
+    }
+
     /// Every member, enum values included, in page order per kind.
     pub fn members(&self) -> impl Iterator<Item = &Member> {
         self.properties

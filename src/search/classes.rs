@@ -6,7 +6,7 @@
 //! answers agent-docs questions first should not wait for it. The verified
 //! bytes are what is parsed, so nothing unverified is ever read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -22,6 +22,10 @@ pub struct ClassReference {
     by_url: HashMap<String, usize>,
     /// Member (and enum) anchor → member name, over every class.
     pub member_by_anchor: HashMap<String, String>,
+    /// Anchors of the members the docs mark deprecated.
+    pub deprecated_members: HashSet<String>,
+    /// Page keys of the classes the docs mark deprecated.
+    pub deprecated_pages: HashSet<String>,
 }
 
 impl ClassReference {
@@ -49,11 +53,24 @@ impl ClassReference {
                     .or_insert_with(|| name.clone());
             }
         }
+        let deprecated_members = classes
+            .iter()
+            .flat_map(|c| c.members())
+            .filter(|m| m.is_deprecated() && !m.anchor.is_empty())
+            .map(|m| m.anchor.clone())
+            .collect();
+        let deprecated_pages = classes
+            .iter()
+            .filter(|c| c.is_deprecated())
+            .map(|c| canonical_page_key(&c.url))
+            .collect();
         ClassReference {
             classes,
             by_name,
             by_url,
             member_by_anchor,
+            deprecated_members,
+            deprecated_pages,
         }
     }
 

@@ -144,6 +144,11 @@ pub struct MemberResult {
     pub overloads: Vec<String>,
 }
 
+/// Question framing at the start of a query: words about asking, not about
+/// the topic. "What's the difference between A and B" is framing too: the
+/// page that explains A and B rarely says "difference", and a page listing
+/// the differences of something else (C#'s API against GDScript's) would
+/// otherwise win on that word alone.
 static FRAMING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)^\s*(?:
@@ -151,6 +156,7 @@ static FRAMING: LazyLock<Regex> = LazyLock::new(|| {
           | (?:how\s+to\s+)
           | (?:what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:best|right|correct|proper|recommended)\s+way\s+to\s+)
           | (?:is\s+there\s+(?:a|any)\s+way\s+to\s+)
+          | (?:(?:what(?:'s|\s+is|\s+are)\s+)?(?:the\s+)?differences?\s+between\s+)
           | (?:what(?:'s|\s+is|\s+are|\s+does)\s+)
           | (?:where\s+(?:do|can|should)\s+i\s+)
           | (?:can\s+i\s+) | (?:i\s+(?:want|need)\s+to\s+)
@@ -172,6 +178,10 @@ pub fn strip_framing(q: &str) -> String {
         stripped.to_string()
     }
 }
+
+/// One identifier, as a member is named (`add_child`, `CONNECT_ONE_SHOT`).
+static IDENTIFIER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("valid regex"));
 
 /// `Class.member`, as the docs write a member (`Input.is_action_pressed`).
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
@@ -253,6 +263,90 @@ impl Library {
         }
     }
 
+    /// Whether a hit's page is a class the docs mark deprecated, or its best
+    /// unit such a member.
+    fn is_deprecated(&self, h: &super::rank::PageHit, refs: &ClassReference) -> bool {
+        let src = &self.sources[h.source];
+        refs.deprecated_members
+            .contains(&src.sections[h.best().section].anchor)
+            || (!refs.deprecated_pages.is_empty()
+                && refs
+                    .deprecated_pages
+                    .contains(&crate::util::canonical_page_key(&src.pages[h.page].url)))
+    }
+
+    /// Hits on what the docs mark deprecated (`ParallaxLayer`, "use
+    /// Parallax2D instead") rank lower: a user is better sent to what
+    /// replaced it, which the deprecated entry itself names. One that is
+    /// named outright still comes first (see `named_members_first`).
+    fn deprecated_later(&self, hits: &mut [super::rank::PageHit], refs: &ClassReference) {
+        let factor = self.rank.deprecated_factor;
+        if factor == 1.0 {
+            return;
+        }
+        let mut moved = false;
+        for h in hits.iter_mut() {
+            if self.is_deprecated(h, refs) {
+                h.rank *= factor;
+                moved = true;
+            }
+        }
+        if moved {
+            super::rank::sort_hits(hits, |h| h.rank);
+            super::rank::assign_scores(hits, self.rank.monotone_scores);
+        }
+    }
+
+    /// A query that is nothing but a member name (`add_child`) matches that
+    /// member on every class that declares one, and the words cannot tell
+    /// the namesakes apart: BM25 only prefers the shorter description
+    /// (`TreeItem.add_child` over `Node.add_child`). Among the hits whose
+    /// best unit is such a namesake, the one the docs link to most (the
+    /// member's own links, then its page's; deprecated ones last) takes the
+    /// first of their places; other hits keep theirs.
+    fn namesakes_by_links(
+        &self,
+        hits: &mut [super::rank::PageHit],
+        query: &str,
+        refs: &ClassReference,
+    ) {
+        let name = query.trim().trim_end_matches("()");
+        if !self.rank.namesakes_by_links || !IDENTIFIER.is_match(name) {
+            return;
+        }
+        let at: Vec<usize> = (0..hits.len())
+            .filter(|&i| {
+                let src = &self.sources[hits[i].source];
+                let anchor = &src.sections[hits[i].best().section].anchor;
+                refs.member_by_anchor
+                    .get(anchor)
+                    .is_some_and(|m| m.eq_ignore_ascii_case(name))
+            })
+            .collect();
+        if at.len() < 2 {
+            return;
+        }
+        let mut namesakes: Vec<super::rank::PageHit> =
+            at.iter().map(|&i| hits[i].clone()).collect();
+        // A deprecated namesake stays behind the others (`deprecated_later`).
+        let key = |h: &super::rank::PageHit| {
+            let src = &self.sources[h.source];
+            std::cmp::Reverse((
+                !self.is_deprecated(h, refs),
+                src.section_inlinks[h.best().section],
+                src.page_inlinks[h.page],
+            ))
+        };
+        // Stable: namesakes the docs link to equally keep their order.
+        namesakes.sort_by_key(key);
+        for (&i, mut h) in at.iter().zip(namesakes) {
+            // Each place keeps its rank, so the list stays in rank order.
+            h.rank = hits[i].rank;
+            hits[i] = h;
+        }
+        super::rank::assign_scores(hits, self.rank.monotone_scores);
+    }
+
     fn godot_source(&self) -> Result<usize, ToolError> {
         self.sources
             .iter()
@@ -312,7 +406,9 @@ impl Library {
             self.rank.godot,
         )?;
         let refs = src.classes()?;
+        self.deprecated_later(&mut hits, refs);
         self.named_members_first(&mut hits, &query, refs);
+        self.namesakes_by_links(&mut hits, &query, refs);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;
@@ -646,6 +742,18 @@ mod tests {
         assert_eq!(
             strip_framing("what is the best way to save games?"),
             "save games"
+        );
+        assert_eq!(
+            strip_framing("what's the difference between preload and load?"),
+            "preload and load"
+        );
+        assert_eq!(
+            strip_framing("Differences between Area2D and StaticBody2D"),
+            "Area2D and StaticBody2D"
+        );
+        assert_eq!(
+            strip_framing("the difference between"),
+            "the difference between"
         );
         assert_eq!(strip_framing("add_child"), "add_child");
         assert_eq!(strip_framing("how do I"), "how do I");

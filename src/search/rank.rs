@@ -81,6 +81,12 @@ pub struct RankConfig {
     pub monotone_scores: bool,
     /// `search_godot_docs`: a member named `Class.member` goes first.
     pub named_members: bool,
+    /// `search_godot_docs`: a query that is one member name orders the
+    /// classes' namesakes it found by how often the docs link to them.
+    pub namesakes_by_links: bool,
+    /// `search_godot_docs`: rank factor of a hit whose class or member the
+    /// docs mark deprecated (1: no change).
+    pub deprecated_factor: f64,
     /// `search_docs`: rank factor for pages of a product the query names
     /// ("undo changes the Cursor agent made" is about Cursor).
     pub named_product_boost: f64,
@@ -136,6 +142,8 @@ impl Default for RankConfig {
             dense_k: 20.0,
             monotone_scores: true,
             named_members: true,
+            namesakes_by_links: true,
+            deprecated_factor: 0.5,
             named_product_boost: 3.0,
             parts_credit: 0.85,
             feedback_pages: 3,

@@ -265,6 +265,80 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         right(&lib) < queries.len(),
         "the prior alone changes no answer: the check above proves nothing"
     );
+    lib.rank.named_members = true;
+    lib.rank.inlink_weight = docsnap::search::rank::RankConfig::default().inlink_weight;
+
+    // A bare member name: among the classes that declare it, the member the
+    // docs link to (Node.add_child) comes before its namesakes, which BM25
+    // alone orders by shorter description (TreeItem.add_child first). Hits
+    // that are not namesakes keep their places.
+    let list = |lib: &docsnap::search::Library, query: &str| {
+        let args = docsnap::search::godot::SearchArgs {
+            query: query.into(),
+            kind: None,
+            limit: Some(10.0),
+        };
+        let found = lib.search_godot_docs(&args).unwrap();
+        let scores: Vec<f64> = found.hits.iter().map(|h| h.score).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "{query}: {scores:?}"
+        );
+        found
+            .hits
+            .into_iter()
+            .map(|h| (h.uri, h.member_name))
+            .collect::<Vec<_>>()
+    };
+    for query in ["add_child", "apply_central_impulse"] {
+        let with = list(&lib, query);
+        lib.rank.namesakes_by_links = false;
+        let without = list(&lib, query);
+        lib.rank.namesakes_by_links = true;
+        let is_namesake = |h: &(String, Option<String>)| h.1.as_deref() == Some(query);
+        assert!(
+            with.iter().filter(|h| is_namesake(h)).count() >= 2,
+            "{query}: {with:?}"
+        );
+        let mut a: Vec<_> = with.iter().filter(|h| is_namesake(h)).collect();
+        let mut b: Vec<_> = without.iter().filter(|h| is_namesake(h)).collect();
+        for (x, y) in with.iter().zip(&without) {
+            assert_eq!(is_namesake(x), is_namesake(y), "{query}: places moved");
+            if !is_namesake(x) {
+                assert_eq!(x, y, "{query}: a hit that is no namesake moved");
+            }
+        }
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{query}: the same namesakes, reordered");
+    }
+    // What the docs mark deprecated ranks after what replaced it, and
+    // stays in the list.
+    let parallax = |lib: &docsnap::search::Library| {
+        list(lib, "parallax background")
+            .into_iter()
+            .map(|h| h.0)
+            .collect::<Vec<_>>()
+    };
+    let deprecated = |u: &String| u.contains("class_parallaxlayer.html");
+    let with = parallax(&lib);
+    assert!(!deprecated(&with[0]), "{with:?}");
+    assert!(with.iter().any(deprecated), "{with:?}");
+    lib.rank.deprecated_factor = 1.0;
+    let without = parallax(&lib);
+    assert!(
+        deprecated(&without[0]),
+        "the words alone already rank ParallaxLayer lower: the check above proves nothing ({without:?})"
+    );
+    lib.rank.deprecated_factor = docsnap::search::rank::RankConfig::default().deprecated_factor;
+
+    let first = |lib: &docsnap::search::Library| list(lib, "add_child")[0].0.clone();
+    assert!(first(&lib).contains("class_node.html#"), "{}", first(&lib));
+    lib.rank.namesakes_by_links = false;
+    assert!(
+        !first(&lib).contains("class_node.html#"),
+        "BM25 alone already puts Node first: the check above proves nothing"
+    );
 
     // The Cursor llms.txt's pages that the mirror lacks are reported as broken links.
     let art = only_artifact(out.path(), "cursor", "current");

@@ -569,3 +569,23 @@ fn serializes_class() {
     let back: GodotClass = serde_json::from_str(&json).expect("round-trips");
     assert_eq!(back, c);
 }
+
+#[test]
+fn godot_deprecated_classes_and_members_are_marked() {
+    let class = |name: &str| {
+        let file = class_dir().join(format!("class_{name}.html"));
+        let html = std::fs::read_to_string(&file).unwrap();
+        parse_class(&html, &class_url(&file)).unwrap()
+    };
+    // Whole classes the docs replace, and the ones that replace them.
+    assert!(class("parallaxlayer").is_deprecated());
+    assert!(class("tilemap").is_deprecated());
+    assert!(!class("parallax2d").is_deprecated());
+    assert!(!class("node").is_deprecated());
+    // A member, beside a sibling that is not.
+    let plugin = class("editorplugin");
+    let member = |name: &str| plugin.members().find(|m| m.name == name).unwrap();
+    assert!(member("add_control_to_dock").is_deprecated());
+    assert!(!member("add_control_to_container").is_deprecated());
+    assert!(plugin.members().filter(|m| m.is_deprecated()).count() < plugin.members().count() / 2);
+}
