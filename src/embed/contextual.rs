@@ -63,12 +63,17 @@ impl BertFolder {
                 ));
             }
         }
+        // The pooling is checked before the weights are read: a model
+        // docsnap cannot use is refused without loading 90 MB first.
+        let config_text =
+            fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, e))?;
+        let config = docsnap_bert::Bert::parse_config(&config_path, &config_text)?;
+        check_pooling(dir, config.hidden_size)?;
         let bert = docsnap_bert::load_folder(dir, precision)?;
         // Hashed as a stream: the file is never held whole.
         let weights_sha256 = fs::File::open(&weights_path)
             .and_then(crate::util::sha256_reader)
             .map_err(|e| EmbedError::io(&weights_path, e))?;
-        check_pooling(dir, bert.config.hidden_size)?;
         let tokenizer = load_tokenizer(&tok_path)?;
         // Every id the tokenizer can produce must have a row of weights.
         let vocab = bert.config.vocab_size;
@@ -327,4 +332,41 @@ pub fn page_texts(pages: &[crate::model::Page], sections: &[crate::model::Sectio
         }
     }
     texts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder whose pooling docsnap cannot use is refused, naming the
+    /// pooling file, before its weights are read: here they are not even
+    /// safetensors, and the error is still about the pooling.
+    #[test]
+    fn pooling_is_refused_before_the_weights_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = r#"{"vocab_size":10,"hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":16,"max_position_embeddings":4}"#;
+        fs::write(dir.path().join("config.json"), config).unwrap();
+        fs::write(dir.path().join("model.safetensors"), b"not safetensors").unwrap();
+        fs::write(dir.path().join(TOKENIZER_JSON), b"{}").unwrap();
+        fs::create_dir(dir.path().join("1_Pooling")).unwrap();
+        let pooling = dir.path().join("1_Pooling").join("config.json");
+        let load = || match BertFolder::load(dir.path(), Precision::Int8) {
+            Ok(_) => panic!("a folder with unusable pooling or weights loaded"),
+            Err(e) => e.to_string(),
+        };
+        fs::write(&pooling, r#"{"pooling_mode_cls_token":true}"#).unwrap();
+        let e = load();
+        assert!(e.contains("1_Pooling") && e.contains("mean pooling"), "{e}");
+        fs::write(
+            &pooling,
+            r#"{"pooling_mode_mean_tokens":true,"word_embedding_dimension":16}"#,
+        )
+        .unwrap();
+        let e = load();
+        assert!(e.contains("word_embedding_dimension 16"), "{e}");
+        // With the pooling right, the weights are what is refused.
+        fs::write(&pooling, r#"{"pooling_mode_mean_tokens":true}"#).unwrap();
+        let e = load();
+        assert!(e.contains("model.safetensors"), "{e}");
+    }
 }
