@@ -277,8 +277,8 @@ impl Library {
 
     /// Hits on what the docs mark deprecated (`ParallaxLayer`, "use
     /// Parallax2D instead") rank lower: a user is better sent to what
-    /// replaced it, which the deprecated entry itself names. One that is
-    /// named outright still comes first (see `named_members_first`).
+    /// replaced it, which the deprecated entry itself names. A member named
+    /// as `Class.member` still comes first (see `named_members_first`).
     fn deprecated_later(&self, hits: &mut [super::rank::PageHit], refs: &ClassReference) {
         let factor = self.rank.deprecated_factor;
         if factor == 1.0 {
