@@ -65,11 +65,9 @@ impl BertFolder {
         }
         // The pooling is checked before the weights are read: a model
         // docsnap cannot use is refused without loading 90 MB first.
-        let config_text =
-            fs::read_to_string(&config_path).map_err(|e| EmbedError::io(&config_path, e))?;
-        let config = docsnap_bert::Bert::parse_config(&config_path, &config_text)?;
+        let config = docsnap_bert::read_config(dir)?;
         check_pooling(dir, config.hidden_size)?;
-        let bert = docsnap_bert::load_folder(dir, precision)?;
+        let bert = docsnap_bert::load_folder(dir, config, precision)?;
         // Hashed as a stream: the file is never held whole.
         let weights_sha256 = fs::File::open(&weights_path)
             .and_then(crate::util::sha256_reader)

@@ -24,8 +24,6 @@ pub struct ClassReference {
     pub member_by_anchor: HashMap<String, String>,
     /// Anchors of the members the docs mark deprecated.
     pub deprecated_members: HashSet<String>,
-    /// Page keys of the classes the docs mark deprecated.
-    pub deprecated_pages: HashSet<String>,
 }
 
 impl ClassReference {
@@ -59,18 +57,12 @@ impl ClassReference {
             .filter(|m| m.is_deprecated() && !m.anchor.is_empty())
             .map(|m| m.anchor.clone())
             .collect();
-        let deprecated_pages = classes
-            .iter()
-            .filter(|c| c.is_deprecated())
-            .map(|c| canonical_page_key(&c.url))
-            .collect();
         ClassReference {
             classes,
             by_name,
             by_url,
             member_by_anchor,
             deprecated_members,
-            deprecated_pages,
         }
     }
 

@@ -259,7 +259,6 @@ impl Library {
         }
         if moved {
             super::rank::sort_hits(hits, |h| h.rank);
-            super::rank::assign_scores(hits, self.rank.monotone_scores);
         }
     }
 
@@ -269,10 +268,9 @@ impl Library {
         let src = &self.sources[h.source];
         refs.deprecated_members
             .contains(&src.sections[h.best().section].anchor)
-            || (!refs.deprecated_pages.is_empty()
-                && refs
-                    .deprecated_pages
-                    .contains(&crate::util::canonical_page_key(&src.pages[h.page].url)))
+            || refs
+                .for_url(&src.pages[h.page].url)
+                .is_some_and(|c| c.is_deprecated())
     }
 
     /// Hits on what the docs mark deprecated (`ParallaxLayer`, "use
@@ -293,7 +291,6 @@ impl Library {
         }
         if moved {
             super::rank::sort_hits(hits, |h| h.rank);
-            super::rank::assign_scores(hits, self.rank.monotone_scores);
         }
     }
 
@@ -344,7 +341,6 @@ impl Library {
             h.rank = hits[i].rank;
             hits[i] = h;
         }
-        super::rank::assign_scores(hits, self.rank.monotone_scores);
     }
 
     fn godot_source(&self) -> Result<usize, ToolError> {
@@ -409,6 +405,8 @@ impl Library {
         self.deprecated_later(&mut hits, refs);
         self.named_members_first(&mut hits, &query, refs);
         self.namesakes_by_links(&mut hits, &query, refs);
+        // The steps above only reorder; the shown scores follow the final order.
+        super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;

@@ -1318,18 +1318,29 @@ mod simd {
     }
 }
 
-/// Reads a BERT folder's `config.json` and `model.safetensors` into a
-/// [`Bert`], the weights file one tensor at a time.
-pub fn load_folder(dir: &Path, precision: Precision) -> Result<Bert, BertError> {
-    let config_path = dir.join("config.json");
+/// Reads and checks a BERT folder's `config.json`: what its caller may
+/// want to check before the weights are read.
+pub fn read_config(dir: &Path) -> Result<BertConfig, BertError> {
+    let path = dir.join("config.json");
+    let text = fs::read_to_string(&path).map_err(|source| BertError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Bert::parse_config(&path, &text)
+}
+
+/// Reads a BERT folder's `model.safetensors`, one tensor at a time, into a
+/// [`Bert`] of `config` (from [`read_config`]).
+pub fn load_folder(
+    dir: &Path,
+    config: BertConfig,
+    precision: Precision,
+) -> Result<Bert, BertError> {
     let weights_path = dir.join("model.safetensors");
-    let read_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BertError::Io { path, source }
-    };
-    let text = fs::read_to_string(&config_path).map_err(read_err(&config_path))?;
-    let config = Bert::parse_config(&config_path, &text)?;
-    let file = fs::File::open(&weights_path).map_err(read_err(&weights_path))?;
+    let file = fs::File::open(&weights_path).map_err(|source| BertError::Io {
+        path: weights_path.clone(),
+        source,
+    })?;
     let w = Weights::open(&weights_path, &file)?;
     Bert::from_weights(config, &w, precision)
 }
