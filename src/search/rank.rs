@@ -119,6 +119,7 @@ impl Default for RankConfig {
             agent_docs: FamilyLevers {
                 dense: 0.5,
                 cosine: 1.0,
+                cosine_adaptive: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -129,12 +130,17 @@ impl Default for RankConfig {
             godot: FamilyLevers {
                 dense: 0.5,
                 cosine: 2.75,
+                // BENCHMARKS.md, session 28: dev Godot MRR 0.894 -> 0.901
+                // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579;
+                // agent-docs lost 0.003 with it, so it stays fixed there.
+                cosine_adaptive: 1.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
             leapview: FamilyLevers {
                 dense: 0.5,
                 cosine: 2.0,
+                cosine_adaptive: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -163,6 +169,11 @@ pub struct FamilyLevers {
     /// Weight of a page's cosine to the query, added to its relative
     /// lexical rank, with page vectors of a transformer (0: lexical only).
     pub cosine: f64,
+    /// How much `cosine` grows where the best lexical page covers little of
+    /// the query: × (1 + this × the share it leaves uncovered). A question
+    /// in the user's words finds docs' words by chance ("enemies", "game"
+    /// in the first-game tutorial); there the meaning should decide more.
+    pub cosine_adaptive: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -665,7 +676,6 @@ impl Library {
             .map(|(i, h)| ((h.source, h.page), i))
             .collect();
         let lexical = hits.len();
-        let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
         let mut dense_rank: Vec<Option<usize>> = vec![None; hits.len()];
         let mut next = 0usize;
         for (cos, si, sec) in dense {
@@ -713,28 +723,15 @@ impl Library {
             }
         }
         if by_page {
-            let top = if top_lexical > 0.0 { top_lexical } else { 1.0 };
-            for (i, h) in hits.iter_mut().enumerate() {
-                let cos = page_cos
+            fuse_page_cosines(hits, lexical, levers, |h| {
+                page_cos
                     .get(&(h.source, h.page))
                     .copied()
-                    .unwrap_or(h.cosine);
-                h.cosine = cos;
-                let lex = if i < lexical { h.rank / top } else { 0.0 };
-                h.rank = lex + levers.cosine * f64::from(cos.max(0.0));
-            }
-            sort_hits(hits, |h| h.rank);
+                    .unwrap_or(h.cosine)
+            });
             return Ok(());
         }
-        // Dense retrieval pays where the query's words are not the docs'
-        // words: the less of the query the best lexical page covers, the
-        // more the dense side counts.
-        let top_cov = hits
-            .first()
-            .filter(|_| lexical > 0)
-            .map(|h| h.coverage)
-            .unwrap_or(0.0);
-        let weight = levers.dense * (1.0 - top_cov).max(0.0).powf(self.rank.dense_adaptive);
+        let weight = levers.dense * uncovered_share(hits, lexical).powf(self.rank.dense_adaptive);
         let k = self.rank.dense_k;
         let rrf = |r: Option<usize>| r.map(|r| 1.0 / (k + r as f64 + 1.0)).unwrap_or(0.0);
         for (i, h) in hits.iter_mut().enumerate() {
@@ -744,6 +741,45 @@ impl Library {
         sort_hits(hits, |h| h.rank);
         Ok(())
     }
+}
+
+/// Dense retrieval pays where the query's words are not the docs' words:
+/// the share of the query the best lexical page (the first of `hits`, when
+/// the first `lexical` came from the lexical side) leaves uncovered.
+fn uncovered_share(hits: &[PageHit], lexical: usize) -> f64 {
+    let top_cov = hits
+        .first()
+        .filter(|_| lexical > 0)
+        .map(|h| h.coverage)
+        .unwrap_or(0.0);
+    (1.0 - top_cov).max(0.0)
+}
+
+/// Page vectors: each hit's rank becomes its lexical rank relative to the
+/// best page (0 for pages only the dense side found, which follow the first
+/// `lexical` hits) plus the cosine weight × its page's cosine `cos_of`; then
+/// hits are sorted. The weight grows with [`uncovered_share`] by
+/// `levers.cosine_adaptive`.
+fn fuse_page_cosines(
+    hits: &mut [PageHit],
+    lexical: usize,
+    levers: &FamilyLevers,
+    cos_of: impl Fn(&PageHit) -> f32,
+) {
+    let weight = levers.cosine * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical));
+    let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
+    let top = if lexical > 0 && top_lexical > 0.0 {
+        top_lexical
+    } else {
+        1.0
+    };
+    for (i, h) in hits.iter_mut().enumerate() {
+        let cos = cos_of(h);
+        h.cosine = cos;
+        let lex = if i < lexical { h.rank / top } else { 0.0 };
+        h.rank = lex + weight * f64::from(cos.max(0.0));
+    }
+    sort_hits(hits, |h| h.rank);
 }
 
 /// Sections taken from the dense side per query (at least).
@@ -1108,6 +1144,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The cosine weight grows only where the best lexical page leaves
+    /// much of the query uncovered: there a page the meaning favours
+    /// overtakes one that shares a few of the query's words by chance.
+    #[test]
+    fn cosine_weight_grows_where_the_words_miss() {
+        // Page 0: best lexically, far from the query's meaning; page 1: half
+        // its lexical rank, nearer in meaning; page 2: found by meaning only.
+        let hits = |top_coverage: f64| -> Vec<PageHit> {
+            [(0, 2.0, top_coverage), (1, 1.2, 0.3), (2, 0.0, 0.0)]
+                .into_iter()
+                .map(|(page, rank, coverage)| PageHit {
+                    source: 0,
+                    page,
+                    sections: Vec::new(),
+                    coverage,
+                    rank,
+                    cosine: 0.0,
+                    score: 0.0,
+                })
+                .collect()
+        };
+        let cos = |h: &PageHit| [0.30f32, 0.42, 0.05][h.page];
+        let order = |top_coverage: f64, adaptive: f64| {
+            let levers = FamilyLevers {
+                cosine: 2.75,
+                cosine_adaptive: adaptive,
+                ..FamilyLevers::default()
+            };
+            let mut h = hits(top_coverage);
+            fuse_page_cosines(&mut h, 2, &levers, cos);
+            assert_eq!(
+                h[2].page, 2,
+                "a page only the dense side found stays behind"
+            );
+            h.iter().map(|h| h.page).collect::<Vec<_>>()
+        };
+        // A fixed weight keeps the lexical winner (1 + 0.825 against
+        // 0.6 + 1.155), whatever the coverage.
+        assert_eq!(order(0.4, 0.0), vec![0, 1, 2]);
+        assert_eq!(order(1.0, 0.0), vec![0, 1, 2]);
+        // Adaptive: 60% of the query uncovered makes the weight 4.4, and
+        // meaning decides; a fully covered query keeps the fixed weight.
+        assert_eq!(order(0.4, 1.0), vec![1, 0, 2]);
+        assert_eq!(order(1.0, 1.0), vec![0, 1, 2]);
     }
 
     #[test]
