@@ -229,8 +229,21 @@ fn main() {
         .ok()
         .map(|p| std::fs::File::create(&p).unwrap_or_else(|e| panic!("{p}: {e}")));
     if model.is_some() {
+        let fixed = |l: FamilyLevers| FamilyLevers {
+            cosine_adaptive: 0.0,
+            ..l
+        };
         variants.push((
-            "dense weight fixed (not adaptive)",
+            "cosine weight fixed (not adaptive)",
+            RankConfig {
+                agent_docs: fixed(shipped.agent_docs),
+                godot: fixed(shipped.godot),
+                leapview: fixed(shipped.leapview),
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
+            "static-model dense weight fixed (not adaptive)",
             RankConfig {
                 dense_adaptive: 0.0,
                 ..shipped.clone()

@@ -333,7 +333,7 @@ fn run(cli: Cli) -> Result<i32> {
             } else {
                 (artifacts.clone(), None)
             };
-            let mut lib = load_library(&load_from, load_model(&model)?)?;
+            let mut lib = load_library(&load_from, Some(&model))?;
             if let Some(v) = &leapview_version {
                 if !lib.sources.iter().any(|s| {
                     s.manifest.tool_set() == docsnap::model::ToolSet::Leapview
@@ -408,7 +408,7 @@ fn run(cli: Cli) -> Result<i32> {
             detailed,
             artifacts,
         } => {
-            let lib = load_library(&artifacts, load_model(&model)?)?;
+            let lib = load_library(&artifacts, Some(&model))?;
             let args = SearchDocsArgs {
                 query,
                 limit,
@@ -675,17 +675,28 @@ fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedde
     Ok(Some(Arc::new(m)))
 }
 
-fn load_library(
-    dir: &std::path::Path,
-    model: Option<Arc<docsnap::embed::Embedder>>,
-) -> Result<Library> {
+/// The artifacts under `dir`, with the model `model` chooses (none when
+/// `model` is `None`). The model loads on its own thread while the
+/// artifacts are verified and parsed: start-up waits for the slower of the
+/// two, not for both. A model that fails to load is the error reported.
+fn load_library(dir: &std::path::Path, model: Option<&ModelChoice>) -> Result<Library> {
     if !dir.is_dir() {
         bail!(
             "no artifacts at `{}`: run `docsnap build` first or pass --artifacts DIR",
             dir.display()
         );
     }
-    let (lib, warnings) = Library::load_dir_with(dir, model)?;
+    let (loaded, model) = std::thread::scope(|scope| {
+        let model = scope.spawn(|| model.map(load_model).transpose());
+        let loaded = Library::load_dir_with(dir, None);
+        let model = model
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("loading the embedding model panicked")));
+        (loaded, model)
+    });
+    let model = model?.flatten();
+    let (mut lib, mut warnings) = loaded?;
+    warnings.extend(lib.attach_model(model));
     for w in warnings {
         tracing::warn!("{w}");
     }

@@ -67,11 +67,20 @@ impl BertFolder {
         // docsnap cannot use is refused without loading 90 MB first.
         let config = docsnap_bert::read_config(dir)?;
         check_pooling(dir, config.hidden_size)?;
-        let bert = docsnap_bert::load_folder(dir, config, precision)?;
-        // Hashed as a stream: the file is never held whole.
-        let weights_sha256 = fs::File::open(&weights_path)
-            .and_then(crate::util::sha256_reader)
-            .map_err(|e| EmbedError::io(&weights_path, e))?;
+        // The weights' hash (their identity) is taken on a second thread
+        // while they load: of start-up's longest step it is a third. Hashed
+        // as a stream, so the file is never held whole.
+        let (bert, weights_sha256) = std::thread::scope(|scope| {
+            let hash =
+                scope.spawn(|| fs::File::open(&weights_path).and_then(crate::util::sha256_reader));
+            let bert = docsnap_bert::load_folder(dir, config, precision);
+            let hash = hash
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("hashing the weights panicked")));
+            (bert, hash)
+        });
+        let bert = bert?;
+        let weights_sha256 = weights_sha256.map_err(|e| EmbedError::io(&weights_path, e))?;
         let tokenizer = load_tokenizer(&tok_path)?;
         // Every id the tokenizer can produce must have a row of weights.
         let vocab = bert.config.vocab_size;

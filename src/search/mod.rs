@@ -90,6 +90,9 @@ pub struct LoadedSource {
     url_to_page: HashMap<String, usize>,
     /// Where the pages' bodies are, when they are not in `pages`.
     bodies: Option<crate::artifact::PageBodies>,
+    /// The artifact directory it was opened from (`None` when assembled in
+    /// memory): where its vectors are read once a model is known.
+    dir: Option<std::path::PathBuf>,
 }
 
 impl LoadedSource {
@@ -157,6 +160,7 @@ impl LoadedSource {
         let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links, unit_terms);
         s.editions = editions;
         s.bodies = Some(a.bodies);
+        s.dir = Some(dir.to_path_buf());
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
@@ -266,6 +270,7 @@ impl LoadedSource {
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,
+            dir: None,
         }
     }
 
@@ -395,8 +400,36 @@ impl Library {
         root: &Path,
         model: Option<std::sync::Arc<crate::embed::Embedder>>,
     ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
+        let (mut lib, mut warnings) = Self::load_artifacts(root)?;
+        warnings.extend(lib.attach_model(model));
+        Ok((lib, warnings))
+    }
+
+    /// Give the library its model for dense retrieval: each loaded
+    /// artifact whose vectors that model made gets them; the others are
+    /// served lexically, with a warning that says why (returned). Apart from
+    /// [`Library::load_dir_with`] so that the model can load while the
+    /// artifacts do: each takes a few hundred milliseconds of start-up.
+    pub fn attach_model(
+        &mut self,
+        model: Option<std::sync::Arc<crate::embed::Embedder>>,
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for s in &mut self.sources {
+            s.vectors = None;
+            if let Some(dir) = s.dir.clone() {
+                warnings.extend(s.attach_vectors(&dir, model.as_deref()));
+            }
+        }
+        self.model = model;
+        warnings
+    }
+
+    /// The artifacts under `root`, verified and parsed, without vectors.
+    fn load_artifacts(
+        root: &Path,
+    ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         let mut lib = Library {
-            model: model.clone(),
             root: Some(root.to_path_buf()),
             ..Library::default()
         };
@@ -410,10 +443,7 @@ impl Library {
             let mut rejected = 0;
             for dir in group {
                 match LoadedSource::open(dir) {
-                    Ok(mut s) => {
-                        warnings.extend(s.attach_vectors(dir, model.as_deref()));
-                        return (Some(s), warnings, rejected);
-                    }
+                    Ok(s) => return (Some(s), warnings, rejected),
                     Err(e) => {
                         rejected += 1;
                         warnings.push(format!("skipped {}: {e}", dir.display()));

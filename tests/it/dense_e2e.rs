@@ -225,11 +225,13 @@ fn the_default_model_is_found_and_can_be_turned_off() {
     std::os::unix::fs::symlink(&teacher, with.join("all-minilm-l6-v2")).unwrap();
     let without = tmp.path().join("without");
     std::fs::create_dir(&without).unwrap();
-    let missing = tmp.path().join("no-artifacts");
-    // `search` loads the model before it finds there is nothing to search.
+    // `search` loads the model (beside the artifacts) before it finds there
+    // is nothing to search. A missing folder is refused before either.
+    let empty = tmp.path().join("no-artifacts");
+    std::fs::create_dir(&empty).unwrap();
     let run = |cache: &std::path::Path, no_default: &str, extra: &[&str]| {
         let mut args: Vec<&str> = extra.to_vec();
-        args.extend(["search", "node", "--artifacts", missing.to_str().unwrap()]);
+        args.extend(["search", "node", "--artifacts", empty.to_str().unwrap()]);
         let env = [
             ("DOCSNAP_LOG".to_string(), "info".to_string()),
             ("DOCSNAP_CACHE".to_string(), cache.display().to_string()),
@@ -240,7 +242,7 @@ fn the_default_model_is_found_and_can_be_turned_off() {
         ];
         let (code, _, err) = run_docsnap_env(&args, &env);
         assert_ne!(code, 0, "there are no artifacts to search");
-        assert!(err.contains("no artifacts at"), "{err}");
+        assert!(err.contains("no complete artifact under"), "{err}");
         err
     };
     let err = run(&with, "false", &[]);
@@ -267,4 +269,17 @@ fn the_default_model_is_found_and_can_be_turned_off() {
         err.contains("embedding model (--model): all-minilm-l6-v2"),
         "{err}"
     );
+    // No folder at all: said at once, without loading the model first.
+    let missing = tmp.path().join("missing");
+    let (code, _, err) = run_docsnap_env(
+        &["search", "node", "--artifacts", missing.to_str().unwrap()],
+        &[
+            ("DOCSNAP_LOG".to_string(), "info".to_string()),
+            ("DOCSNAP_CACHE".to_string(), with.display().to_string()),
+            ("DOCSNAP_NO_DEFAULT_MODEL".to_string(), "false".to_string()),
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("no artifacts at"), "{err}");
+    assert!(!err.contains("embedding model ("), "{err}");
 }
