@@ -687,14 +687,14 @@ fn load_library(dir: &std::path::Path, model: Option<&ModelChoice>) -> Result<Li
         );
     }
     let (loaded, model) = std::thread::scope(|scope| {
-        let model = scope.spawn(|| model.map(load_model).transpose());
+        let model = scope.spawn(|| model.map_or(Ok(None), load_model));
         let loaded = Library::load_dir_with(dir, None);
         let model = model
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("loading the embedding model panicked")));
         (loaded, model)
     });
-    let model = model?.flatten();
+    let model = model?;
     let (mut lib, mut warnings) = loaded?;
     warnings.extend(lib.attach_model(model));
     for w in warnings {

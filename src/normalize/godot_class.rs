@@ -146,21 +146,23 @@ pub struct GodotClass {
     pub operators: Vec<Member>,
 }
 
-/// How the class reference opens the description of an API it is phasing
-/// out (the page's "Deprecated:" label, as normalized here).
-const DEPRECATED_NOTE: &str = "**Deprecated:**";
+/// Whether a description opens as the class reference opens that of an API
+/// it is phasing out (the page's "Deprecated:" label, as normalized here).
+fn marked_deprecated(description: &str) -> bool {
+    description.trim_start().starts_with("**Deprecated:**")
+}
 
 impl Member {
     /// Whether the docs mark this member deprecated.
     pub fn is_deprecated(&self) -> bool {
-        self.description.trim_start().starts_with(DEPRECATED_NOTE)
+        marked_deprecated(&self.description)
     }
 }
 
 impl GodotClass {
     /// Whether the docs mark the whole class deprecated.
     pub fn is_deprecated(&self) -> bool {
-        self.description.trim_start().starts_with(DEPRECATED_NOTE)
+        marked_deprecated(&self.description)
     }
 
     /// Every member, enum values included, in page order per kind.

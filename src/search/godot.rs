@@ -334,8 +334,9 @@ impl Library {
                 src.page_inlinks[h.page],
             ))
         };
-        // Stable: namesakes the docs link to equally keep their order.
-        namesakes.sort_by_key(key);
+        // Stable: namesakes the docs link to equally keep their order. The
+        // key (set and class lookups) is made once per namesake.
+        namesakes.sort_by_cached_key(key);
         for (&i, mut h) in at.iter().zip(namesakes) {
             // Each place keeps its rank, so the list stays in rank order.
             h.rank = hits[i].rank;

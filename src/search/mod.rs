@@ -178,12 +178,10 @@ impl LoadedSource {
 
     /// Load the artifact's section vectors when `model` made them; otherwise
     /// say why this source is served lexically (`None` when there is nothing
-    /// to say: no vectors and no model).
-    fn attach_vectors(
-        &mut self,
-        dir: &Path,
-        model: Option<&crate::embed::Embedder>,
-    ) -> Option<String> {
+    /// to say: no vectors and no model, or no artifact on disk).
+    fn attach_vectors(&mut self, model: Option<&crate::embed::Embedder>) -> Option<String> {
+        self.vectors = None;
+        let dir = self.dir.as_deref()?;
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
         match (info, model) {
@@ -416,10 +414,7 @@ impl Library {
     ) -> Vec<String> {
         let mut warnings = Vec::new();
         for s in &mut self.sources {
-            s.vectors = None;
-            if let Some(dir) = s.dir.clone() {
-                warnings.extend(s.attach_vectors(&dir, model.as_deref()));
-            }
+            warnings.extend(s.attach_vectors(model.as_deref()));
         }
         self.model = model;
         warnings
