@@ -250,6 +250,16 @@ fn main() {
             },
         ));
         variants.push((
+            "Godot description weighed as the body (1, before session 29)",
+            RankConfig {
+                godot: FamilyLevers {
+                    fields: docsnap::index::FieldWeights::default(),
+                    ..shipped.godot
+                },
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
             "dense only",
             RankConfig {
                 agent_docs: FamilyLevers {

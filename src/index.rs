@@ -414,8 +414,9 @@ pub struct Fields {
 
 /// BM25 boosts of the searchable fields, against the body's 1. Chosen per
 /// tool family (the ranking's `FamilyLevers`): agent-docs pages carry
-/// one-line descriptions their authors wrote in their readers' words,
-/// Godot's and LeapView's carry little or none (BENCHMARKS.md).
+/// one-line descriptions their authors wrote in their readers' words;
+/// Godot's repeat each page's first sentence, LeapView's are rare
+/// (BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldWeights {
     pub title: f32,

@@ -135,7 +135,14 @@ impl Default for RankConfig {
                 // agent-docs lost 0.003 with it, so it stays fixed there.
                 cosine_adaptive: 1.0,
                 feedback: 0.7,
-                fields: FieldWeights::default(),
+                // Godot's descriptions are the page's own first sentence
+                // (a class's brief description, a tutorial's opening), and
+                // every section of the page carries them: at the body's
+                // weight they count that sentence again in each section.
+                fields: FieldWeights {
+                    desc: 0.7,
+                    ..FieldWeights::default()
+                },
             },
             leapview: FamilyLevers {
                 dense: 0.5,
