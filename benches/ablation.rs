@@ -260,6 +260,19 @@ fn main() {
             },
         ));
         variants.push((
+            "Godot code apart but weighed as its prose (1)",
+            RankConfig {
+                godot: FamilyLevers {
+                    fields: docsnap::index::FieldWeights {
+                        code: 1.0,
+                        ..shipped.godot.fields
+                    },
+                    ..shipped.godot
+                },
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
             "dense only",
             RankConfig {
                 agent_docs: FamilyLevers {
@@ -409,6 +422,9 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "title_leapview" => c.leapview.fields.title = f() as f32,
         "heading_leapview" => c.leapview.fields.heading = f() as f32,
         "desc_leapview" => c.leapview.fields.desc = f() as f32,
+        "code_agent_docs" => c.agent_docs.fields.code = f() as f32,
+        "code_godot" => c.godot.fields.code = f() as f32,
+        "code_leapview" => c.leapview.fields.code = f() as f32,
         _ => panic!("{key}: not a RankConfig lever"),
     }
 }

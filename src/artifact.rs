@@ -62,6 +62,8 @@ pub struct ArtifactMeta {
     pub unit_terms: bool,
     /// Counts an earlier artifact holds for sections taken over from it.
     pub unit_terms_prior: Option<crate::index::Prior>,
+    /// How the sections are indexed (the source's `code_apart`).
+    pub index: crate::index::IndexOptions,
 }
 
 /// sha256 over the sorted page hashes: identical content, identical value,
@@ -258,7 +260,8 @@ pub fn write(
         // record files are written side by side: the merge leaves a core
         // free, and the records take it.
         let (indexed, records) = std::thread::scope(|s| {
-            let index = s.spawn(|| crate::index::build(&idx, pages, sections, &page_of));
+            let index =
+                s.spawn(|| crate::index::build(&idx, pages, sections, &page_of, meta.index));
             let records = (|| {
                 write_jsonl(&tmp.join("pages.jsonl"), pages)?;
                 write_jsonl(&tmp.join("sections.jsonl"), sections)?;
@@ -313,6 +316,7 @@ pub fn write(
             records_fingerprint: meta.records_fingerprint.clone(),
             tools: meta.tools,
             artifact_revision: Some(crate::model::ARTIFACT_REVISION),
+            code_apart: meta.index.code_apart,
         };
         let mpath = tmp.join("manifest.json");
         let mut f = std::fs::File::create(&mpath).map_err(io(&mpath))?;

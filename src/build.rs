@@ -309,6 +309,7 @@ pub async fn build_version(
                 && p.manifest.page_kinds == source.page_kinds
                 && p.manifest.editions == source.editions
                 && p.manifest.tools == Some(source.tools)
+                && p.manifest.code_apart == source.code_apart
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
                 // as "unchanged" run after run.
@@ -417,6 +418,9 @@ pub async fn build_version(
             tools: Some(source.tools),
             unit_terms: true,
             unit_terms_prior,
+            index: crate::index::IndexOptions {
+                code_apart: source.code_apart,
+            },
         };
         let t_write = std::time::Instant::now();
         let dir = artifact::write(

@@ -73,6 +73,13 @@ pub struct Source {
     /// tools): a path prefix under the version root (Godot: `classes/class_`).
     #[serde(default)]
     pub class_pages: Option<String>,
+    /// Index fenced code apart from the prose, so that the tool family's
+    /// code weight (`FieldWeights::code`) applies: for docs whose tutorials
+    /// interleave long sample scripts with the text (Godot), where a
+    /// script's identifiers (`enemy`, `player`, `floor`) match questions
+    /// put in everyday words.
+    #[serde(default)]
+    pub code_apart: bool,
     /// Named groups of pages, each a list of path prefixes under the version
     /// root, that a tool's filters name (search_godot_docs' `kind`). Written
     /// into every manifest, so the server needs no configuration.

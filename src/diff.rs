@@ -1088,6 +1088,7 @@ mod tests {
                 records_fingerprint: None,
                 tools: None,
                 artifact_revision: None,
+                code_apart: false,
                 editions: None,
             },
             pages,

@@ -409,19 +409,27 @@ pub struct Fields {
     pub title: Field,
     pub heading: Field,
     pub desc: Field,
+    /// The section's text (without its fenced code when that is apart).
     pub body: Field,
+    /// The section's fenced code, for sources that index it apart
+    /// ([`IndexOptions::code_apart`]); elsewhere, and in indexes written
+    /// before artifact revision 4, code is in the body.
+    pub code: Option<Field>,
 }
 
 /// BM25 boosts of the searchable fields, against the body's 1. Chosen per
 /// tool family (the ranking's `FamilyLevers`): agent-docs pages carry
 /// one-line descriptions their authors wrote in their readers' words;
-/// Godot's repeat each page's first sentence, LeapView's are rare
-/// (BENCHMARKS.md).
+/// Godot's repeat each page's first sentence, LeapView's are rare; Godot's
+/// tutorials are full of sample scripts whose identifiers are everyday
+/// words (BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldWeights {
     pub title: f32,
     pub heading: f32,
     pub desc: f32,
+    /// Fenced code (the body holds the prose).
+    pub code: f32,
 }
 
 impl Default for FieldWeights {
@@ -430,29 +438,69 @@ impl Default for FieldWeights {
             title: 2.5,
             heading: 2.0,
             desc: 1.0,
+            code: 1.0,
         }
     }
 }
 
 impl Fields {
     /// Searchable fields with their default weights.
-    pub fn weighted(&self) -> [(Field, f32); 4] {
+    pub fn weighted(&self) -> Vec<(Field, f32)> {
         self.weighted_by(&FieldWeights::default())
     }
 
-    /// Searchable fields with the given weights.
-    pub fn weighted_by(&self, w: &FieldWeights) -> [(Field, f32); 4] {
-        [
+    /// Searchable fields with the given weights (the code last, when the
+    /// index has it).
+    pub fn weighted_by(&self, w: &FieldWeights) -> Vec<(Field, f32)> {
+        let mut fields = vec![
             (self.title, w.title),
             (self.heading, w.heading),
             (self.desc, w.desc),
             (self.body, 1.0),
-        ]
+        ];
+        fields.extend(self.code.map(|c| (c, w.code)));
+        fields
+    }
+
+    /// Whether a word's occurrences in `field` count in its document
+    /// frequency (the IDF of coverage and feedback): the section's text,
+    /// prose or code, not the page's title or description it repeats. A
+    /// section with the word in both counts twice; that is rare, and
+    /// reading the postings to count it once would cost every query.
+    pub fn counts_in_doc_freq(&self, field: Field) -> bool {
+        field == self.body || Some(field) == self.code
+    }
+
+    /// The fields of an index's own schema, found by name: an index an older
+    /// docsnap wrote has no code field, and loads without one.
+    fn of(schema: &Schema) -> Result<Fields, IndexError> {
+        let field = |name: &str| {
+            schema.get_field(name).map_err(|e| IndexError {
+                what: format!("open: the index has no `{name}` field"),
+                source: e,
+            })
+        };
+        Ok(Fields {
+            sec: field("sec")?,
+            title: field("title")?,
+            heading: field("heading")?,
+            desc: field("desc")?,
+            body: field("body")?,
+            code: schema.get_field("code").ok(),
+        })
     }
 }
 
+/// How a source's sections are indexed (its `sources.yaml` entry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexOptions {
+    /// Fenced code in a field of its own, weighed apart from the prose
+    /// ([`FieldWeights::code`]); otherwise code is body text like the rest.
+    pub code_apart: bool,
+}
+
 /// The section schema.
-pub fn schema() -> (Schema, Fields) {
+pub fn schema(opts: IndexOptions) -> (Schema, Fields) {
     let mut b = Schema::builder();
     // Frequencies, no positions: ranking is BM25 plus coverage and no query
     // is a phrase, so positions would only make the index bigger to write,
@@ -466,7 +514,8 @@ pub fn schema() -> (Schema, Fields) {
     let title = b.add_text_field("title", text.clone());
     let heading = b.add_text_field("heading", text.clone());
     let desc = b.add_text_field("desc", text.clone());
-    let body = b.add_text_field("body", text);
+    let body = b.add_text_field("body", text.clone());
+    let code = opts.code_apart.then(|| b.add_text_field("code", text));
     (
         b.build(),
         Fields {
@@ -475,6 +524,7 @@ pub fn schema() -> (Schema, Fields) {
             heading,
             desc,
             body,
+            code,
         },
     )
 }
@@ -486,8 +536,9 @@ pub fn build(
     pages: &[Page],
     sections: &[Section],
     page_of: &[usize],
+    opts: IndexOptions,
 ) -> Result<(), IndexError> {
-    let (schema, _) = schema();
+    let (schema, _) = schema(opts);
     let index = Index::create_in_dir(dir, schema).map_err(ierr("create"))?;
     fill(&index, pages, sections, page_of)
 }
@@ -497,8 +548,9 @@ pub fn build_in_ram(
     pages: &[Page],
     sections: &[Section],
     page_of: &[usize],
+    opts: IndexOptions,
 ) -> Result<SectionIndex, IndexError> {
-    let (schema, _) = schema();
+    let (schema, _) = schema(opts);
     let index = Index::create_in_ram(schema);
     fill(&index, pages, sections, page_of)?;
     SectionIndex::from_index(index)
@@ -510,7 +562,7 @@ pub(crate) fn fill(
     sections: &[Section],
     page_of: &[usize],
 ) -> Result<(), IndexError> {
-    let (_, f) = schema();
+    let f = Fields::of(&index.schema())?;
     index.tokenizers().register(TOKENIZER, analyzer());
     let mut w = index
         .writer_with_num_threads(2, 100_000_000)
@@ -524,14 +576,21 @@ pub(crate) fn fill(
             .cloned()
             .collect::<Vec<_>>()
             .join(" \n ");
-        w.add_document(doc!(
+        let mut d = doc!(
             f.sec => i as u64,
             f.title => p.title.as_str(),
             f.heading => heading,
             f.desc => p.description.as_str(),
-            f.body => s.text.as_str(),
-        ))
-        .map_err(ierr("add document"))?;
+        );
+        match f.code {
+            Some(code_field) => {
+                let (prose, code) = crate::markdown::split_code(&s.text);
+                d.add_text(f.body, prose);
+                d.add_text(code_field, code);
+            }
+            None => d.add_text(f.body, &s.text),
+        }
+        w.add_document(d).map_err(ierr("add document"))?;
     }
     w.commit().map_err(ierr("commit"))?;
     // Two indexing threads leave two segments; one segment answers queries
@@ -700,10 +759,12 @@ impl Vocabulary {
         let mut per_field: std::collections::HashMap<String, [u32; 3]> =
             std::collections::HashMap::new();
         for seg in searcher.segment_readers() {
-            for (fi, field) in [fields.body, fields.title, fields.heading]
+            // Code counts as body: a word is known wherever a reader sees it.
+            let fields = [fields.body, fields.title, fields.heading]
                 .into_iter()
                 .enumerate()
-            {
+                .chain(fields.code.map(|c| (0, c)));
+            for (fi, field) in fields {
                 let inv = seg.inverted_index(field).map_err(ierr("vocabulary read"))?;
                 let mut stream = inv.terms().stream().map_err(|e| IndexError {
                     what: "vocabulary read".into(),
@@ -786,7 +847,7 @@ impl SectionIndex {
 
     fn from_index(index: Index) -> Result<SectionIndex, IndexError> {
         index.tokenizers().register(TOKENIZER, analyzer());
-        let (_, fields) = schema();
+        let fields = Fields::of(&index.schema())?;
         let reader = index.reader().map_err(ierr("open reader"))?;
         let searcher = reader.searcher();
         let mut doc_to_sec = Vec::new();
@@ -845,17 +906,21 @@ impl SectionIndex {
         self.searcher.num_docs()
     }
 
-    /// In how many sections' bodies `term` (an analyzed term) occurs.
-    pub fn body_doc_freq(&self, term: &str) -> Result<u64, IndexError> {
-        let body = self.fields.body;
-        let fi = self
-            .fields
-            .weighted()
-            .iter()
-            .position(|(f, _)| *f == body)
-            .expect("the body is a searchable field");
-        let infos = self.term_infos(fi, &Term::from_field_text(body, term))?;
-        Ok(infos.iter().flatten().map(|t| t.doc_freq as u64).sum())
+    /// In how many sections' text (body, and code where it is apart) `term`
+    /// (an analyzed term) occurs.
+    pub fn text_doc_freq(&self, term: &str) -> Result<u64, IndexError> {
+        let mut df = 0;
+        for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
+            if self.fields.counts_in_doc_freq(f) {
+                let infos = self.term_infos(fi, &Term::from_field_text(f, term))?;
+                df += infos
+                    .iter()
+                    .flatten()
+                    .map(|t| t.doc_freq as u64)
+                    .sum::<u64>();
+            }
+        }
+        Ok(df)
     }
 
     /// Whether `term` occurs anywhere a query can match (body, title, headings, description).

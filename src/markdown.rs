@@ -207,6 +207,28 @@ static ENTITY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         .expect("static regex")
 });
 
+/// A section's text as (prose, code): the lines inside fenced code blocks
+/// go to the second, the fence lines themselves (backticks and a language
+/// name) to neither. Search can weigh the two apart: a word in the prose is
+/// what the section says, the same word as an identifier in a sample
+/// script (`enemy`, `player`, `floor` in a tutorial's code) is weaker
+/// evidence that the section answers a question put in words.
+pub fn split_code(text: &str) -> (std::borrow::Cow<'_, str>, String) {
+    if !text.contains("```") && !text.contains("~~~") {
+        return (std::borrow::Cow::Borrowed(text), String::new());
+    }
+    let (mut prose, mut code) = (String::with_capacity(text.len()), String::new());
+    let mut fences = FenceTracker::default();
+    for line in text.split_inclusive('\n') {
+        match fences.line(line) {
+            FenceLine::Outside => prose.push_str(line),
+            FenceLine::Inside => code.push_str(line),
+            FenceLine::Open | FenceLine::Close => {}
+        }
+    }
+    (std::borrow::Cow::Owned(prose), code)
+}
+
 /// Tracks fenced code blocks line by line. Fences may be indented (list items,
 /// dedented MDX) or sit inside blockquotes (`> ```), as the normalizer emits them.
 #[derive(Debug, Default, Clone)]
@@ -322,4 +344,31 @@ pub(crate) fn atx_headings(markdown: &str) -> Vec<AtxHeading> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_code;
+
+    #[test]
+    fn code_blocks_split_from_the_prose() {
+        let text = "## Enemy script\n\nAdd a script:\n\n```gdscript\nextends RigidBody2D\n```\n\
+                    Then `play()` it.\n\n> ~~~\n> quoted code\n> ~~~\n";
+        let (prose, code) = split_code(text);
+        assert_eq!(
+            prose,
+            "## Enemy script\n\nAdd a script:\n\nThen `play()` it.\n\n"
+        );
+        assert_eq!(code, "extends RigidBody2D\n> quoted code\n");
+        // Inline code is prose; text without fences is not copied.
+        let (prose, code) = split_code("Call `add_child()` here.");
+        assert!(matches!(
+            prose,
+            std::borrow::Cow::Borrowed("Call `add_child()` here.")
+        ));
+        assert!(code.is_empty());
+        // An unclosed fence runs to the end, as readers render it.
+        let (prose, code) = split_code("Intro\n```\nx = 1\n");
+        assert_eq!((prose.as_ref(), code.as_str()), ("Intro\n", "x = 1\n"));
+    }
 }

@@ -115,6 +115,11 @@ pub struct Manifest {
     /// when its pages have no editions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editions: Option<String>,
+    /// Fenced code indexed apart from the prose (the source's
+    /// `code_apart`): a rebuild whose configuration changes it indexes
+    /// again rather than keep the snapshot as unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub code_apart: bool,
 }
 
 /// Compile a source's `editions` pattern: a regular expression over page
@@ -214,10 +219,11 @@ pub const RECORDS_VERSION: u32 = 3;
 /// docsnap wrote instead of keeping it as "unchanged". (The crate version
 /// cannot serve: it moves on releases, not on such changes.) Revision 2:
 /// `links.json`, an index without positions. Revision 3: `unit_terms.bin`.
+/// Revision 4: fenced code in its own index field.
 /// Bump it too when the analyzer, the stop words or the unit-terms head
 /// size change: a rebuild copies unit-term counts between artifacts of one
 /// revision (`index::Prior`).
-pub const ARTIFACT_REVISION: u32 = 3;
+pub const ARTIFACT_REVISION: u32 = 4;
 
 /// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

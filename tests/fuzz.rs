@@ -1512,6 +1512,7 @@ fn manifest(source: &str, product: &str, version: &str) -> Manifest {
         records_fingerprint: None,
         tools: None,
         artifact_revision: None,
+        code_apart: false,
         editions: None,
     }
 }

@@ -102,9 +102,9 @@ fn pool() -> std::sync::MutexGuard<'static, Vec<Acc>> {
 pub struct Scan<'a> {
     index: &'a SectionIndex,
     /// The searchable fields with this query's weights.
-    fields: [(tantivy::schema::Field, f32); 4],
+    fields: Vec<(tantivy::schema::Field, f32)>,
     top: Vec<(f32, usize)>,
-    /// Per query group: in how many sections' bodies its whole form occurs.
+    /// Per query group: in how many sections' text its whole form occurs.
     group_df: Vec<u64>,
     acc: Acc,
 }
@@ -116,7 +116,7 @@ impl Scan<'_> {
         &self.top
     }
 
-    /// Per query group, in how many sections' bodies its whole form occurs
+    /// Per query group, in how many sections' text its whole form occurs
     /// (read during the scan, so the ranking's IDF weights cost no lookup).
     pub fn group_doc_freq(&self) -> &[u64] {
         &self.group_df
@@ -170,8 +170,8 @@ impl Scan<'_> {
                     Some(fw * w),
                     bit,
                 )?;
-                if whole && field == index.fields.body {
-                    self.group_df[first + gi] = df;
+                if whole && index.fields.counts_in_doc_freq(field) {
+                    self.group_df[first + gi] += df;
                 }
             }
         }
@@ -440,7 +440,7 @@ mod tests {
     /// holds exactly the query terms its title, headings, description or
     /// text has.
     fn check(pages: &[Page], sections: &[Section], page_of: &[usize], query: &str) {
-        let index = build_in_ram(pages, sections, page_of).unwrap();
+        let index = build_in_ram(pages, sections, page_of, Default::default()).unwrap();
         let groups = query_groups(query);
         let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
         let scan = index
@@ -500,7 +500,7 @@ mod tests {
             sec(a, "Overview", "Snapshots are kept per session."),
             sec(b, "Resume", "Rewind file edits and resume a session later."),
         ];
-        let index = build_in_ram(&pages, &sections, &[0, 1]).unwrap();
+        let index = build_in_ram(&pages, &sections, &[0, 1], Default::default()).unwrap();
         let groups = query_groups("rewind edits");
         let score = |w: &crate::index::FieldWeights| -> Vec<f32> {
             let scan = index.scan(&groups, &[], 10, w).unwrap();
@@ -518,6 +518,62 @@ mod tests {
             "{plain:?} {heavy:?}"
         );
         assert_eq!(heavy[1], plain[1]);
+    }
+
+    /// Indexed apart, code is weighed by the code weight: a section with
+    /// the word only in a sample script scores with it, one with the word
+    /// in its prose does not move; the word is still held (coverage) and
+    /// counted (IDF) wherever it is. Without `code_apart`, code is body.
+    #[test]
+    fn code_apart_is_weighed_apart() {
+        let a = "https://d.example/a";
+        let b = "https://d.example/b";
+        let pages = vec![page(a, "Your first game"), page(b, "Pausing")];
+        let sections = vec![
+            sec(
+                a,
+                "Enemy script",
+                "Add this script:\n\n```gdscript\nfunc _on_enemy_hit():\n    pause()\n```\n",
+            ),
+            sec(b, "Pause", "Pause the tree when the menu opens."),
+        ];
+        let groups = query_groups("pause");
+        let score = |opts, w: &crate::index::FieldWeights| -> (Vec<f32>, Vec<u64>, u64) {
+            let index = build_in_ram(&pages, &sections, &[0, 1], opts).unwrap();
+            let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
+            let scan = index.scan(&groups, &terms, 10, w).unwrap();
+            let scores = (0..2)
+                .map(|s| scan.top().iter().find(|t| t.1 == s).map_or(0.0, |t| t.0))
+                .collect();
+            (
+                (scores),
+                (0..2).map(|s| scan.mask(s)).collect(),
+                scan.group_doc_freq()[0],
+            )
+        };
+        let apart = crate::index::IndexOptions { code_apart: true };
+        let half = crate::index::FieldWeights {
+            code: 0.5,
+            ..Default::default()
+        };
+        let (full, masks, df) = score(apart, &Default::default());
+        let (halved, masks_halved, _) = score(apart, &half);
+        assert!(
+            full[0] > 0.0 && (halved[0] / full[0] - 0.5).abs() < 1e-4,
+            "{full:?} {halved:?}"
+        );
+        assert_eq!(halved[1], full[1]);
+        assert!(
+            masks.iter().all(|&m| m != 0) && masks == masks_halved,
+            "{masks:?}"
+        );
+        assert_eq!(df, 2);
+        // Together, the weight has nothing to act on.
+        let (together, _, df) = score(Default::default(), &Default::default());
+        let (together_half, _, _) = score(Default::default(), &half);
+        assert_eq!(together, together_half);
+        assert!(together[0] > 0.0);
+        assert_eq!(df, 2);
     }
 
     #[test]
@@ -550,7 +606,7 @@ mod tests {
             check(&pages, &sections, &page_of, query);
         }
         // A limit keeps the best, in order; 0 keeps none.
-        let index = build_in_ram(&pages, &sections, &page_of).unwrap();
+        let index = build_in_ram(&pages, &sections, &page_of, Default::default()).unwrap();
         let groups = query_groups("child node signals");
         let all = index
             .scan(&groups, &[], 100, &Default::default())
@@ -585,7 +641,7 @@ mod tests {
             ),
             sec(url, "Nodes", "Every node can own a timer."),
         ];
-        let (schema, f) = crate::index::schema();
+        let (schema, f) = crate::index::schema(Default::default());
         let index = tantivy::Index::create_in_ram(schema);
         crate::index::fill(&index, &pages, &sections, &[0, 0, 0]).unwrap();
         let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
@@ -692,7 +748,7 @@ mod tests {
                     sec(url, &format!("h{i}"), &text.join(" "))
                 })
                 .collect();
-            let idx = build_in_ram(&pages, &sections, &page_of).unwrap();
+            let idx = build_in_ram(&pages, &sections, &page_of, Default::default()).unwrap();
             let words: Vec<&str> = query.iter().map(|&w| WORDS[w]).collect();
             let groups = crate::index::query_groups_all(&words.join(" "));
             let split = split.min(groups.len());

@@ -100,7 +100,7 @@ impl LoadedSource {
     /// Sections must be grouped by page in page order (as `sections.jsonl` is).
     pub fn new(manifest: Manifest, pages: Vec<Page>, sections: Vec<Section>) -> Self {
         let page_of = crate::artifact::page_of(&pages, &sections);
-        let index = crate::index::build_in_ram(&pages, &sections, &page_of)
+        let index = crate::index::build_in_ram(&pages, &sections, &page_of, Default::default())
             .expect("an in-memory index of valid records cannot fail");
         let links = crate::inlinks::count_records(&pages, &sections);
         let editions = manifest.editions.as_deref().map(|p| {
@@ -528,6 +528,7 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         records_fingerprint: None,
         tools: None,
         artifact_revision: None,
+        code_apart: false,
         editions: None,
     };
     Library {

@@ -125,6 +125,7 @@ impl Default for RankConfig {
                     title: 2.0,
                     heading: 2.0,
                     desc: 2.0,
+                    code: 1.0,
                 },
             },
             godot: FamilyLevers {
@@ -141,6 +142,7 @@ impl Default for RankConfig {
                 // weight they count that sentence again in each section.
                 fields: FieldWeights {
                     desc: 0.7,
+                    code: 0.5,
                     ..FieldWeights::default()
                 },
             },
@@ -592,7 +594,7 @@ impl Library {
         for (t, p) in cands {
             let mut df = 0;
             for &s in &srcs {
-                df += self.sources[s].index.body_doc_freq(t)?;
+                df += self.sources[s].index.text_doc_freq(t)?;
             }
             if df < 2 {
                 continue;
