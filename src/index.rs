@@ -647,12 +647,19 @@ pub struct TermGroup {
 }
 
 fn group_of(word: &str) -> Option<TermGroup> {
-    let terms = terms(word);
+    let mut terms = terms(word);
     if terms.is_empty() {
         return None;
     }
     let forms = word_forms(word);
-    let atoms = if forms.atoms.len() > 1 {
+    // A decimal number (`0.1`, `4.3`, `127.0.0.1`) is one word. Its digits
+    // apart are in every default value, size and version the docs print,
+    // and a question that quotes numbers would be matched by any of them.
+    let decimal = word.contains('.') && word.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if decimal {
+        terms.truncate(1);
+    }
+    let atoms = if forms.atoms.len() > 1 && !decimal {
         forms
             .atoms
             .iter()
@@ -1080,5 +1087,22 @@ mod tests {
         let g = query_groups("how do I use the add_child method");
         let w: Vec<_> = g.iter().map(|g| g.word.as_str()).collect();
         assert_eq!(w, ["use", "add_child", "method"]);
+    }
+
+    /// A decimal number is searched whole; a dotted name still in parts.
+    #[test]
+    fn decimal_numbers_are_one_word() {
+        let g = query_groups("0.1 + 0.2 in 127.0.0.1 for Node2D.position");
+        let forms: Vec<(Vec<&str>, usize)> = g
+            .iter()
+            .map(|g| (g.terms.iter().map(String::as_str).collect(), g.atoms.len()))
+            .collect();
+        assert_eq!(forms[0], (vec!["0.1"], 0));
+        assert_eq!(forms[1], (vec!["0.2"], 0));
+        assert_eq!(forms[2], (vec!["127.0.0.1"], 0));
+        let (terms, atoms) = &forms[3];
+        assert!(terms.contains(&"node2d") && *atoms == 2, "{forms:?}");
+        // The index holds the number whole, so the whole form finds it.
+        assert!(super::terms("default 0.1 seconds").contains(&"0.1".to_string()));
     }
 }
