@@ -1092,17 +1092,17 @@ mod tests {
     /// A decimal number is searched whole; a dotted name still in parts.
     #[test]
     fn decimal_numbers_are_one_word() {
-        let g = query_groups("0.1 + 0.2 in 127.0.0.1 for Node2D.position");
+        let g = query_groups("1.5 + 2.25 in 127.0.0.1 for Node2D.position");
         let forms: Vec<(Vec<&str>, usize)> = g
             .iter()
             .map(|g| (g.terms.iter().map(String::as_str).collect(), g.atoms.len()))
             .collect();
-        assert_eq!(forms[0], (vec!["0.1"], 0));
-        assert_eq!(forms[1], (vec!["0.2"], 0));
+        assert_eq!(forms[0], (vec!["1.5"], 0));
+        assert_eq!(forms[1], (vec!["2.25"], 0));
         assert_eq!(forms[2], (vec!["127.0.0.1"], 0));
         let (terms, atoms) = &forms[3];
         assert!(terms.contains(&"node2d") && *atoms == 2, "{forms:?}");
         // The index holds the number whole, so the whole form finds it.
-        assert!(super::terms("default 0.1 seconds").contains(&"0.1".to_string()));
+        assert!(super::terms("default 1.5 seconds").contains(&"1.5".to_string()));
     }
 }
