@@ -444,22 +444,23 @@ impl Default for FieldWeights {
 }
 
 impl Fields {
-    /// Searchable fields with their default weights.
-    pub fn weighted(&self) -> Vec<(Field, f32)> {
-        self.weighted_by(&FieldWeights::default())
+    /// The searchable fields, in the order the per-field tables of a
+    /// loaded index and a scan keep them (the code last, when the index
+    /// has it). An iterator: the lookups that only walk the fields
+    /// (vocabulary, document frequency, a scan's presence-only terms)
+    /// allocate nothing per query term.
+    pub fn searchable(&self) -> impl Iterator<Item = Field> {
+        [self.title, self.heading, self.desc, self.body]
+            .into_iter()
+            .chain(self.code)
     }
 
-    /// Searchable fields with the given weights (the code last, when the
-    /// index has it).
+    /// Searchable fields with the given weights, in [`Fields::searchable`]
+    /// order.
     pub fn weighted_by(&self, w: &FieldWeights) -> Vec<(Field, f32)> {
-        let mut fields = vec![
-            (self.title, w.title),
-            (self.heading, w.heading),
-            (self.desc, w.desc),
-            (self.body, 1.0),
-        ];
-        fields.extend(self.code.map(|c| (c, w.code)));
-        fields
+        self.searchable()
+            .zip([w.title, w.heading, w.desc, 1.0, w.code])
+            .collect()
     }
 
     /// Whether a word's occurrences in `field` count in its document
@@ -861,7 +862,7 @@ impl SectionIndex {
         let mut sec_to_doc: Vec<(u32, DocId)> = Vec::new();
         let mut segments = Vec::new();
         let mut base = 0u32;
-        let mut tokens = vec![0u64; fields.weighted().len()];
+        let mut tokens = vec![0u64; fields.searchable().count()];
         for (ord, seg) in searcher.segment_readers().iter().enumerate() {
             let col = seg
                 .fast_fields()
@@ -882,7 +883,7 @@ impl SectionIndex {
             // What a query reads of the segment, opened once here.
             let mut inverted = Vec::new();
             let mut fieldnorms = Vec::new();
-            for (i, (f, _)) in fields.weighted().into_iter().enumerate() {
+            for (i, f) in fields.searchable().enumerate() {
                 let inv = seg.inverted_index(f).map_err(ierr("open"))?;
                 tokens[i] += inv.total_num_tokens();
                 inverted.push(inv);
@@ -917,7 +918,7 @@ impl SectionIndex {
     /// (an analyzed term) occurs.
     pub fn text_doc_freq(&self, term: &str) -> Result<u64, IndexError> {
         let mut df = 0;
-        for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
+        for (fi, f) in self.fields.searchable().enumerate() {
             if self.fields.counts_in_doc_freq(f) {
                 let infos = self.term_infos(fi, &Term::from_field_text(f, term))?;
                 df += infos
@@ -930,9 +931,9 @@ impl SectionIndex {
         Ok(df)
     }
 
-    /// Whether `term` occurs anywhere a query can match (body, title, headings, description).
+    /// Whether `term` occurs anywhere a query can match (every searchable field).
     fn known(&self, term: &str) -> Result<bool, IndexError> {
-        for (fi, (f, _)) in self.fields.weighted().into_iter().enumerate() {
+        for (fi, f) in self.fields.searchable().enumerate() {
             let infos = self.term_infos(fi, &Term::from_field_text(f, term))?;
             if infos.iter().any(Option::is_some) {
                 return Ok(true);

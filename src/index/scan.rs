@@ -35,7 +35,7 @@ const WHOLE_WEIGHT: f32 = 1.5;
 pub(super) struct SegmentFields {
     /// Global number of the segment's first document.
     pub(super) base: u32,
-    /// Per searchable field (in `Fields::weighted` order).
+    /// Per searchable field (in `Fields::searchable` order).
     pub(super) inverted: Vec<Arc<InvertedIndexReader>>,
     pub(super) fieldnorms: Vec<FieldNormReader>,
     /// Documents not deleted, when some are (docsnap never deletes, but a
@@ -284,7 +284,7 @@ impl SectionIndex {
             if scored_bits & bit != 0 {
                 continue;
             }
-            for (fi, (field, _)) in self.fields.weighted().into_iter().enumerate() {
+            for (fi, field) in self.fields.searchable().enumerate() {
                 self.add_term(
                     &mut scan.acc,
                     fi,
@@ -406,7 +406,7 @@ mod tests {
     fn tantivy_top(index: &SectionIndex, groups: &[TermGroup]) -> Vec<(f32, usize)> {
         let mut boolean: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (_, _, t, w) in clauses(groups) {
-            for (field, fw) in index.fields.weighted() {
+            for (field, fw) in index.fields.weighted_by(&Default::default()) {
                 let q = TermQuery::new(
                     Term::from_field_text(field, t),
                     IndexRecordOption::WithFreqs,

@@ -140,6 +140,8 @@ impl Default for RankConfig {
                 // (a class's brief description, a tutorial's opening), and
                 // every section of the page carries them: at the body's
                 // weight they count that sentence again in each section.
+                // Code (indexed apart: `code_apart` in sources.yaml) weighs
+                // half: sample scripts' identifiers are everyday words.
                 fields: FieldWeights {
                     desc: 0.7,
                     code: 0.5,
