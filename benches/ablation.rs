@@ -135,6 +135,13 @@ fn main() {
             },
         ),
         (
+            "old names the docs declare not mapped to the new (no aliases)",
+            RankConfig {
+                aliases: false,
+                ..shipped.clone()
+            },
+        ),
+        (
             "lexical, split sections not units",
             RankConfig {
                 units: false,
@@ -386,6 +393,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
     };
     match key {
         "typos" => c.typos = b(),
+        "aliases" => c.aliases = b(),
         "units" => c.units = b(),
         "page_union" => c.page_union = f(),
         "coverage_power" => c.coverage_power = f(),

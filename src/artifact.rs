@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::aliases::ALIASES_FILE;
 use crate::index::UNIT_TERMS_FILE;
 use crate::model::{Counts, Manifest, Page, Section, UrlOutcome, SCHEMA_VERSION};
 use crate::util::sha256_hex;
@@ -478,7 +479,8 @@ pub struct Served {
     pub sections: Vec<Section>,
     pub bodies: PageBodies,
     /// Verified bytes of the further record files a server parses itself
-    /// ([`CLASSES_FILE`], [`LINKS_FILE`], [`UNIT_TERMS_FILE`]), when the
+    /// ([`CLASSES_FILE`], [`LINKS_FILE`], [`UNIT_TERMS_FILE`],
+    /// [`ALIASES_FILE`]), when the
     /// artifact has them.
     pub extras: BTreeMap<&'static str, Vec<u8>>,
 }
@@ -504,7 +506,14 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
     const SECTIONS: &str = "sections.jsonl";
     let manifest = read_manifest(dir)?;
     check_schema(dir, &manifest)?;
-    let later = [PAGES, SECTIONS, CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE];
+    let later = [
+        PAGES,
+        SECTIONS,
+        CLASSES_FILE,
+        LINKS_FILE,
+        UNIT_TERMS_FILE,
+        ALIASES_FILE,
+    ];
     check_files(dir, &manifest, &hash_tree_except(dir, &later)?)?;
 
     // The handle that is hashed is the one held for the bodies: a page stays
@@ -542,7 +551,7 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
         });
     }
     let mut extras = BTreeMap::new();
-    for name in [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE] {
+    for name in [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE, ALIASES_FILE] {
         if manifest.files.contains_key(name) {
             extras.insert(name, read_verified(dir, &manifest, name)?);
         }

@@ -394,6 +394,16 @@ pub async fn build_version(
                 source,
             })?,
         ));
+        // Renames the docs declare, read once here for every server.
+        let renames = classes.iter().flat_map(GodotClass::renames).collect();
+        let aliases = crate::aliases::collect(&sections, renames);
+        extras.push((
+            crate::aliases::ALIASES_FILE,
+            serde_json::to_vec(&aliases).map_err(|source| BuildError::Serialize {
+                what: "aliases",
+                source,
+            })?,
+        ));
         let t_embed = std::time::Instant::now();
         if let Some(m) = &opts.model {
             // Rows of unchanged texts come from the previous snapshot when

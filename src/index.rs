@@ -645,6 +645,10 @@ pub struct TermGroup {
     /// one of the query's: it ranks, but how much of the query a page
     /// covers is not measured by it.
     pub added: bool,
+    /// Whole-word terms of the names the docs give this word now, when it
+    /// is an old name they declare (see `aliases.rs`): a section holding
+    /// one of them holds the word, for BM25 and coverage alike.
+    pub also: Vec<String>,
 }
 
 fn group_of(word: &str) -> Option<TermGroup> {
@@ -682,6 +686,7 @@ fn group_of(word: &str) -> Option<TermGroup> {
         corrected: false,
         weight: 1.0,
         added: false,
+        also: Vec::new(),
     })
 }
 
@@ -950,6 +955,7 @@ impl SectionIndex {
             .iter()
             .map(|g| {
                 if g.added
+                    || !g.also.is_empty()
                     || g.terms.len() != 1
                     || !g.atoms.is_empty()
                     || self.known(&g.terms[0])?

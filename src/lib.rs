@@ -5,6 +5,7 @@
 //! [`serve`] loads the artifacts and answers MCP tool calls.
 //! See `ARCHITECTURE.md` for the map and the invariants.
 
+pub mod aliases;
 pub mod artifact;
 pub mod build;
 pub mod changes;

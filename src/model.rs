@@ -219,11 +219,12 @@ pub const RECORDS_VERSION: u32 = 3;
 /// docsnap wrote instead of keeping it as "unchanged". (The crate version
 /// cannot serve: it moves on releases, not on such changes.) Revision 2:
 /// `links.json`, an index without positions. Revision 3: `unit_terms.bin`.
-/// Revision 4: fenced code in its own index field.
+/// Revision 4: fenced code in its own index field. Revision 5:
+/// `aliases.json` (the renames the docs declare).
 /// Bump it too when the analyzer, the stop words or the unit-terms head
 /// size change: a rebuild copies unit-term counts between artifacts of one
 /// revision (`index::Prior`).
-pub const ARTIFACT_REVISION: u32 = 4;
+pub const ARTIFACT_REVISION: u32 = 5;
 
 /// Outcome of one URL during a crawl, recorded in `crawl.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -221,19 +221,24 @@ impl Drop for Scan<'_> {
 /// The scored terms of the query with their weights (before the field's),
 /// in the order their scores are summed, each with its group and whether it
 /// is the group's whole form (its first term): the whole form weighs more
-/// than its parts; a corrected spelling less than a word the query has.
+/// than its parts; a corrected spelling less than a word the query has; an
+/// old name's new names as the whole form.
 fn clauses(groups: &[TermGroup]) -> impl Iterator<Item = (usize, bool, &str, f32)> {
     groups.iter().enumerate().flat_map(|(gi, g)| {
         let gw = g.weight * if g.corrected { CORRECTED_WEIGHT } else { 1.0 };
         let compound = g.terms.len() > 1;
-        g.terms.iter().enumerate().map(move |(k, t)| {
-            let w = if compound && k == 0 {
-                WHOLE_WEIGHT
-            } else {
-                1.0
-            };
+        let whole_weight = if compound { WHOLE_WEIGHT } else { 1.0 };
+        let own = g.terms.iter().enumerate().map(move |(k, t)| {
+            let w = if k == 0 { whole_weight } else { 1.0 };
             (gi, k == 0, t.as_str(), w * gw)
-        })
+        });
+        // The word's new names weigh as the word itself; its document
+        // frequency (and so its rarity) stays the word's own.
+        let also = g
+            .also
+            .iter()
+            .map(move |t| (gi, false, t.as_str(), whole_weight * gw));
+        own.chain(also)
     })
 }
 

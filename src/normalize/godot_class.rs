@@ -165,6 +165,33 @@ impl GodotClass {
         marked_deprecated(&self.description)
     }
 
+    /// The renames this page declares by deprecation: a deprecated class or
+    /// member whose note names what to use instead ("**Deprecated:** Use the
+    /// Parallax2D node instead") maps its name to that successor.
+    pub fn renames(&self) -> Vec<crate::aliases::Alias> {
+        let mut out = Vec::new();
+        let mut add = |old: &str, description: &str, from: &str| {
+            if !marked_deprecated(description) || !crate::aliases::plausible_old_name(old) {
+                return;
+            }
+            let note = description.trim_start().split("\n\n").next().unwrap_or("");
+            for new in crate::aliases::successors(note) {
+                if new != old {
+                    out.push(crate::aliases::Alias {
+                        old: old.to_string(),
+                        new,
+                        from: from.to_string(),
+                    });
+                }
+            }
+        };
+        add(&self.name, &self.description, &self.url);
+        for m in self.members() {
+            add(&m.name, &m.description, &m.url);
+        }
+        out
+    }
+
     /// Every member, enum values included, in page order per kind.
     pub fn members(&self) -> impl Iterator<Item = &Member> {
         self.properties
@@ -688,5 +715,27 @@ mod tests {
             "https://docs.godotengine.org/en/stable/classes/class_node.html#class-node-method-get-child"
         );
         assert_eq!(m.description, "Fetches a child.");
+    }
+
+    #[test]
+    fn deprecation_notes_name_successors() {
+        let mut c = parse_class(PAGE, "https://x/class_node.html").expect("parses");
+        c.description = "**Deprecated:** Use the [Branch2D](https://x/class_branch2d.html) node \
+                         instead.\n\nNodes are building blocks."
+            .into();
+        c.methods[0].description =
+            "**Deprecated:** Use [Branch2D.child_at()](https://x#m) instead.\n\nFetches a child."
+                .into();
+        // A member whose note points nowhere, and one not deprecated.
+        c.properties[0].description = "**Deprecated:** This is ignored.".into();
+        let renames: Vec<(String, String)> =
+            c.renames().into_iter().map(|a| (a.old, a.new)).collect();
+        assert_eq!(
+            renames,
+            vec![
+                ("Node".to_string(), "Branch2D".to_string()),
+                ("get_child".to_string(), "child_at".to_string()),
+            ]
+        );
     }
 }

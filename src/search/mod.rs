@@ -1,6 +1,7 @@
 //! The query engine over loaded artifacts: what the tools answer from.
 
 pub mod agent_docs;
+pub mod aliases;
 pub mod changes;
 pub mod classes;
 pub mod godot;
@@ -76,6 +77,9 @@ pub struct LoadedSource {
     unit_start: Vec<u32>,
     /// Term counts of each unit's head, for pseudo-relevance feedback.
     pub unit_terms: crate::index::UnitTerms,
+    /// The renames the docs declare, by the old name's term: a query word
+    /// that is an old name also matches the new one.
+    pub aliases: aliases::AliasMap,
     /// The manifest's `editions` pattern, compiled: which pages are one
     /// page in several editions.
     pub editions: Option<regex::Regex>,
@@ -107,7 +111,7 @@ impl LoadedSource {
             crate::model::edition_pattern(p)
                 .expect("an in-memory source's editions pattern is valid")
         });
-        let mut s = Self::with_index(manifest, pages, sections, index, links, None);
+        let mut s = Self::with_index(manifest, pages, sections, index, links, None, None);
         s.editions = editions;
         s
     }
@@ -157,7 +161,13 @@ impl LoadedSource {
             })?),
             None => None,
         };
-        let mut s = Self::with_index(a.manifest, a.pages, a.sections, index, links, unit_terms);
+        let aliases = match a.extras.remove(crate::aliases::ALIASES_FILE) {
+            Some(b) => Some(parse_json(&dir.join(crate::aliases::ALIASES_FILE), &b)?),
+            None => None,
+        };
+        let mut s = Self::with_index(
+            a.manifest, a.pages, a.sections, index, links, unit_terms, aliases,
+        );
         s.editions = editions;
         s.bodies = Some(a.bodies);
         s.dir = Some(dir.to_path_buf());
@@ -238,6 +248,7 @@ impl LoadedSource {
         index: SectionIndex,
         links: crate::inlinks::LinkCounts,
         unit_terms: Option<crate::index::UnitTerms>,
+        aliases: Option<crate::aliases::AliasFile>,
     ) -> Self {
         let url_to_page = crate::inlinks::page_keys(&pages);
         let page_sections = crate::inlinks::page_ranges(pages.len(), &sections, &url_to_page);
@@ -251,6 +262,12 @@ impl LoadedSource {
         let unit_start = crate::section::unit_starts(&sections);
         let unit_terms =
             unit_terms.unwrap_or_else(|| crate::index::UnitTerms::compute(&sections, &unit_start));
+        // Read at build time; artifacts without the file (older builds,
+        // sources assembled in memory) read their sections' declarations
+        // here.
+        let aliases = aliases::AliasMap::new(
+            &aliases.unwrap_or_else(|| crate::aliases::collect(&sections, Vec::new())),
+        );
         LoadedSource {
             manifest,
             pages,
@@ -262,6 +279,7 @@ impl LoadedSource {
             index,
             unit_start,
             unit_terms,
+            aliases,
             editions: None,
             vectors: None,
             vector_unit: crate::model::VectorUnit::Section,

@@ -56,6 +56,9 @@ const CORRECTED_CREDIT: f64 = 0.7;
 pub struct RankConfig {
     /// Correct query words the docs do not have to their nearest spelling.
     pub typos: bool,
+    /// Match an old name the docs declare ([`crate::aliases`]) to its new
+    /// names too.
+    pub aliases: bool,
     /// Treat the parts of a split section as one answer.
     pub units: bool,
     /// How much a page gains for query words its other matching units
@@ -106,6 +109,7 @@ impl Default for RankConfig {
     fn default() -> Self {
         RankConfig {
             typos: true,
+            aliases: true,
             units: true,
             page_union: 0.5,
             coverage_power: 2.0,
@@ -256,10 +260,15 @@ impl<'a> SourceQuery<'a> {
         limit: usize,
         fields: &FieldWeights,
     ) -> Result<SourceQuery<'a>, IndexError> {
-        let groups = if rank.typos {
-            src.index.correct(base)?
+        let base = if rank.aliases {
+            src.aliases.expand_groups(base)
         } else {
             base.to_vec()
+        };
+        let groups = if rank.typos {
+            src.index.correct(&base)?
+        } else {
+            base
         };
         let wants = MaskTerms::of(&groups);
         let scan = src.index.scan(&groups, &wants.terms, limit, fields)?;
@@ -615,6 +624,7 @@ impl Library {
                 corrected: false,
                 weight: weight as f32,
                 added: true,
+                also: Vec::new(),
             })
             .collect())
     }
@@ -828,8 +838,9 @@ fn round3(x: f64) -> f64 {
 /// its atoms, with the term bits each group needs.
 struct MaskTerms {
     terms: Vec<String>,
-    /// Per group: (bit of its whole form, bits of its atoms).
-    needs: Vec<(u64, u64)>,
+    /// Per group: (bit of its whole form, bits of its atoms, bits of its
+    /// new names).
+    needs: Vec<(u64, u64, u64)>,
 }
 
 impl MaskTerms {
@@ -854,11 +865,12 @@ impl MaskTerms {
             .map(|g| {
                 if g.added {
                     // Not part of coverage: no bits spent on it.
-                    return (0, 0);
+                    return (0, 0, 0);
                 }
                 let whole = g.terms.first().map(&mut bit).unwrap_or(0);
                 let atoms = g.atoms.iter().fold(0u64, |m, t| m | bit(t));
-                (whole, atoms)
+                let also = g.also.iter().fold(0u64, |m, t| m | bit(t));
+                (whole, atoms, also)
             })
             .collect();
         MaskTerms { terms, needs }
@@ -879,8 +891,9 @@ impl MaskTerms {
             .map(|&(start, _, _)| {
                 let have = src.unit_range(start).fold(0u64, |m, s| m | scan.mask(s));
                 let (mut mask, mut partial) = (0u64, 0u64);
-                for (g, &(whole, atoms)) in self.needs.iter().enumerate().take(64) {
-                    let whole_ok = whole != 0 && have & whole == whole;
+                for (g, &(whole, atoms, also)) in self.needs.iter().enumerate().take(64) {
+                    // A new name of an old one is the word, whole.
+                    let whole_ok = (whole != 0 && have & whole == whole) || have & also != 0;
                     let atoms_ok = atoms != 0 && have & atoms == atoms;
                     if whole_ok || atoms_ok {
                         mask |= 1 << g;
@@ -976,6 +989,59 @@ mod tests {
             (hits[0].coverage - hits[1].coverage).abs() < 1e-9,
             "{hits:?}"
         );
+    }
+
+    #[test]
+    fn an_old_name_finds_the_pages_of_the_new_one() {
+        // A declares the rename; B is about the new name and never says the
+        // old one; C shares the question's other word only.
+        let lib = library(
+            vec![
+                page(A, "Frame node"),
+                page(B, "Moving things"),
+                page(C, "Bouncing"),
+            ],
+            vec![
+                sec(
+                    A,
+                    "History",
+                    "h",
+                    "In version 1, FrameNode was named Widget.",
+                    0,
+                ),
+                sec(
+                    B,
+                    "Tilt",
+                    "t",
+                    "Tilt a FrameNode with tilt_by(); FrameNode keeps its angle.",
+                    0,
+                ),
+                sec(C, "Tilt", "t", "Tilt a ball as it bounces.", 0),
+            ],
+        );
+        let order = |lib: &Library, q: &str| -> Vec<usize> {
+            lib.rank_pages(&[0], q, None, 5, FamilyLevers::default())
+                .unwrap()
+                .iter()
+                .map(|h| h.page)
+                .collect()
+        };
+        let cov = |lib: &Library, q: &str, page: usize| {
+            lib.rank_pages(&[0], q, None, 5, FamilyLevers::default())
+                .unwrap()
+                .iter()
+                .find(|h| h.page == page)
+                .map(|h| h.coverage)
+        };
+        // The new name's page holds the whole question, in the docs' words.
+        assert_eq!(order(&lib, "Widget tilt")[0], 1);
+        assert!((cov(&lib, "Widget tilt", 1).unwrap() - 1.0).abs() < 1e-9);
+        // A plain capitalized old name maps only as the docs write it.
+        assert!(cov(&lib, "widget tilt", 1).unwrap() < 0.9);
+        // Without aliases the new name's page covers half the question.
+        let mut off = lib;
+        off.rank.aliases = false;
+        assert!(cov(&off, "Widget tilt", 1).unwrap() < 0.9);
     }
 
     #[test]

@@ -268,6 +268,27 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     lib.rank.named_members = true;
     lib.rank.inlink_weight = docsnap::search::rank::RankConfig::default().inlink_weight;
 
+    // Renames the docs declare reach the artifact: the Node3D page's note
+    // that the class was once named Spatial, and deprecated classes that
+    // name their successor.
+    let godot = only_artifact(out.path(), "godot", "stable");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(godot.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["files"]["aliases.json"].is_string(), "{manifest}");
+    let file: docsnap::aliases::AliasFile =
+        serde_json::from_slice(&std::fs::read(godot.join("aliases.json")).unwrap()).unwrap();
+    let has = |old: &str, new: &str| file.aliases.iter().any(|a| a.old == old && a.new == new);
+    assert!(has("Spatial", "Node3D"), "{:?}", file.aliases);
+    assert!(has("ParallaxLayer", "Parallax2D"), "{:?}", file.aliases);
+    // And the ranking: the old name finds the new class's member, which
+    // never says it.
+    let old_name = "Spatial look_at";
+    let node3d = (Some("Node3D".to_string()), Some("look_at".to_string()));
+    assert_eq!(top(&lib, old_name), node3d);
+    lib.rank.aliases = false;
+    assert_ne!(top(&lib, old_name), node3d, "without aliases");
+    lib.rank.aliases = true;
+
     // A bare member name: among the classes that declare it, the member the
     // docs link to (Node.add_child) comes before its namesakes, which BM25
     // alone orders by shorter description (TreeItem.add_child first). Hits
