@@ -394,7 +394,7 @@ impl Library {
                 k,
             ),
         };
-        let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
+        let keep_ref: super::rank::SectionFilter<'_> = &keep;
         let mut hits = self.rank_pages(
             &[si],
             &query,

@@ -109,7 +109,7 @@ impl Library {
             None => true,
             Some(p) => path_has_prefix(&s.pages[s.section_page[sec]].path, p),
         };
-        let keep_ref: &dyn Fn(&LoadedSource, usize) -> bool = &keep;
+        let keep_ref: super::rank::SectionFilter<'_> = &keep;
         let hits = self.rank_pages(
             &[si],
             query,

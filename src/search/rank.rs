@@ -197,7 +197,7 @@ pub struct FamilyLevers {
 }
 
 /// A filter on candidate sections: (source, section number) → keep?
-pub type SectionFilter<'a> = &'a dyn Fn(&LoadedSource, usize) -> bool;
+pub type SectionFilter<'a> = &'a (dyn Fn(&LoadedSource, usize) -> bool + Sync);
 
 /// A scored candidate unit, represented by its best-matching section.
 #[derive(Debug, Clone)]
@@ -467,6 +467,65 @@ impl Library {
         want_pages: usize,
         levers: FamilyLevers,
     ) -> Result<Vec<PageHit>, IndexError> {
+        let weight = |m: &crate::embed::Embedder| match m.unit() {
+            VectorUnit::Section => levers.dense,
+            VectorUnit::Page => levers.cosine,
+        };
+        // The query is embedded only when some source has vectors to
+        // compare it with: for the transformer that is most of a query's cost.
+        let has_vectors = sources.iter().any(|&si| self.sources[si].vectors.is_some());
+        let model = self
+            .model
+            .as_deref()
+            .filter(|m| has_vectors && weight(m) > 0.0);
+        let lexical = || self.rank_lexical(sources, query, keep, want_pages, &levers);
+        // The question's vector and the lexical passes need nothing of each
+        // other: with a second core free they overlap, and a question costs
+        // the longer of the two instead of their sum.
+        let (qv, lexical) = match model {
+            Some(m) => {
+                let (qv, lex) = rayon::join(|| m.embed_query(query), lexical);
+                (Some(qv), lex)
+            }
+            None => (None, lexical()),
+        };
+        let (mut hits, mut queries, base) = lexical?;
+        if let Some(qv) = qv {
+            self.fuse_dense(
+                &mut hits,
+                sources,
+                &base,
+                &qv,
+                keep,
+                want_pages,
+                &levers,
+                &mut queries,
+            )?;
+        }
+        assign_scores(&mut hits, self.rank.monotone_scores);
+        Ok(hits)
+    }
+
+    /// The lexical part of [`Library::rank_pages`]: pages by their units'
+    /// BM25 and coverage, ranked again with feedback's words when the first
+    /// pass covers the query poorly; with the scans (dense fusion scores
+    /// into them) and the query's groups.
+    #[allow(clippy::type_complexity)]
+    fn rank_lexical(
+        &self,
+        sources: &[usize],
+        query: &str,
+        keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
+        levers: &FamilyLevers,
+    ) -> Result<
+        (
+            Vec<PageHit>,
+            HashMap<usize, SourceQuery<'_>>,
+            Vec<TermGroup>,
+        ),
+        IndexError,
+    > {
         let base = Self::query_of(query);
         let (units, mut queries) =
             self.rank_units(sources, &base, keep, want_pages, &levers.fields)?;
@@ -478,30 +537,7 @@ impl Library {
             }
             hits = self.pages_of(self.units_of(sources, &queries, keep, want_pages), &queries);
         }
-        let weight = |m: &crate::embed::Embedder| match m.unit() {
-            VectorUnit::Section => levers.dense,
-            VectorUnit::Page => levers.cosine,
-        };
-        // The query is embedded only when some source has vectors to
-        // compare it with: for the transformer that is most of a query's cost.
-        let has_vectors = sources.iter().any(|&si| self.sources[si].vectors.is_some());
-        if let Some(model) = self.model.as_deref().filter(|m| weight(m) > 0.0) {
-            if has_vectors {
-                let qv = model.embed_query(query);
-                self.fuse_dense(
-                    &mut hits,
-                    sources,
-                    &base,
-                    &qv,
-                    keep,
-                    want_pages,
-                    &levers,
-                    &mut queries,
-                )?;
-            }
-        }
-        assign_scores(&mut hits, self.rank.monotone_scores);
-        Ok(hits)
+        Ok((hits, queries, base))
     }
 
     /// Group ranked units by page: each page ranked by its best unit, lifted
