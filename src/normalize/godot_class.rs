@@ -165,31 +165,34 @@ impl GodotClass {
         marked_deprecated(&self.description)
     }
 
-    /// The renames this page declares by deprecation: a deprecated class or
-    /// member whose note names what to use instead ("**Deprecated:** Use the
+    /// The renames this page declares by deprecation: a deprecated class
+    /// whose note names what to use instead ("**Deprecated:** Use the
     /// Parallax2D node instead") maps its name to that successor.
+    ///
+    /// Members' notes are left out: a member name is not unique across
+    /// classes (`AnimationPlayer.get_root` is deprecated for `root_node`,
+    /// `Tree.get_root` is not), so mapping it would send questions about
+    /// the namesakes to the successor; and the deprecated member's own
+    /// section, which names the successor, already answers its name.
     pub fn renames(&self) -> Vec<crate::aliases::Alias> {
-        let mut out = Vec::new();
-        let mut add = |old: &str, description: &str, from: &str| {
-            if !marked_deprecated(description) || !crate::aliases::plausible_old_name(old) {
-                return;
-            }
-            let note = description.trim_start().split("\n\n").next().unwrap_or("");
-            for new in crate::aliases::successors(note) {
-                if new != old {
-                    out.push(crate::aliases::Alias {
-                        old: old.to_string(),
-                        new,
-                        from: from.to_string(),
-                    });
-                }
-            }
-        };
-        add(&self.name, &self.description, &self.url);
-        for m in self.members() {
-            add(&m.name, &m.description, &m.url);
+        if !self.is_deprecated() || !crate::aliases::plausible_old_name(&self.name) {
+            return Vec::new();
         }
-        out
+        let note = self
+            .description
+            .trim_start()
+            .split("\n\n")
+            .next()
+            .unwrap_or("");
+        crate::aliases::successors(note)
+            .into_iter()
+            .filter(|new| *new != self.name)
+            .map(|new| crate::aliases::Alias {
+                old: self.name.clone(),
+                new,
+                from: self.url.clone(),
+            })
+            .collect()
     }
 
     /// Every member, enum values included, in page order per kind.
@@ -728,14 +731,16 @@ mod tests {
                 .into();
         // A member whose note points nowhere, and one not deprecated.
         c.properties[0].description = "**Deprecated:** This is ignored.".into();
-        let renames: Vec<(String, String)> =
-            c.renames().into_iter().map(|a| (a.old, a.new)).collect();
+        let renames = |c: &GodotClass| -> Vec<(String, String)> {
+            c.renames().into_iter().map(|a| (a.old, a.new)).collect()
+        };
+        // The class maps to its successor; its deprecated member does not
+        // (namesakes in other classes are not deprecated).
         assert_eq!(
-            renames,
-            vec![
-                ("Node".to_string(), "Branch2D".to_string()),
-                ("get_child".to_string(), "child_at".to_string()),
-            ]
+            renames(&c),
+            vec![("Node".to_string(), "Branch2D".to_string())]
         );
+        c.description = "Nodes are building blocks.".into();
+        assert!(renames(&c).is_empty());
     }
 }
