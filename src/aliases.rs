@@ -6,8 +6,9 @@
 //! rename table in an upgrade guide, "**Deprecated:** Use the Parallax2D node
 //! instead". The build reads those declarations into `aliases.json`
 //! ([`ALIASES_FILE`]); at query time (`search::aliases`) a word that is an
-//! old name also matches its new name, so every page about `Node3D` answers a question about
-//! `Spatial`, not only the one sentence that declares the rename.
+//! old name also matches its new name, so every page about `Node3D`
+//! answers a question about `Spatial`, not only the one sentence that
+//! declares the rename.
 //!
 //! Only what the docs declare is used — there is no list of renames in this
 //! code — and only names: both sides must read as one identifier
@@ -99,8 +100,8 @@ fn plain(markdown: &str) -> String {
 /// an underscore or a dot. A plain capitalized word (`Spatial`) is a name
 /// only where the question writes it so (`search::aliases`).
 pub fn name_like(word: &str) -> bool {
-    let mut chars = word.chars();
-    let first_ok = chars
+    let first_ok = word
+        .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     first_ok
@@ -112,7 +113,7 @@ pub fn name_like(word: &str) -> bool {
 
 /// A word that can be one side of a rename: an identifier, or a capitalized
 /// word that is not sentence furniture.
-fn plausible_name(word: &str) -> bool {
+pub fn plausible_name(word: &str) -> bool {
     name_like(word)
         || (word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
             && word.len() >= 3
@@ -120,9 +121,10 @@ fn plausible_name(word: &str) -> bool {
 }
 
 /// The names a deprecation note points to ("Use the Parallax2D node
-/// instead", "Consider using `from_rgba8()` or `get_color()` instead"):
-/// each identifier between "use" and "instead", a `Class.member` as its
-/// member. Empty when the note names no successor.
+/// instead", "Consider using `Color.from_rgba8()` or `get_color()`
+/// instead"): each name between "use" and "instead" (a `Class.member` as
+/// its member), everyday words left out. Empty when the note names no
+/// successor.
 pub fn successors(note: &str) -> Vec<String> {
     static USE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"\b(?:Use|use|using) (?:the )?(?P<names>.{1,200}?) instead\b").expect("valid")
@@ -146,11 +148,6 @@ pub fn successors(note: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Whether an old name may be kept: one [`plausible_name`].
-pub fn plausible_old_name(word: &str) -> bool {
-    plausible_name(word)
 }
 
 /// The renames a section declares in its sentences or in a rename table.

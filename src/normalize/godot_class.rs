@@ -175,7 +175,7 @@ impl GodotClass {
     /// the namesakes to the successor; and the deprecated member's own
     /// section, which names the successor, already answers its name.
     pub fn renames(&self) -> Vec<crate::aliases::Alias> {
-        if !self.is_deprecated() || !crate::aliases::plausible_old_name(&self.name) {
+        if !self.is_deprecated() || !crate::aliases::plausible_name(&self.name) {
             return Vec::new();
         }
         let note = self
