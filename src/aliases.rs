@@ -19,6 +19,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use crate::markdown::heading_text;
 use crate::model::Section;
 
 /// The artifact file holding a source's aliases ([`AliasFile`]).
@@ -78,23 +79,6 @@ const FURNITURE: &[&str] = &[
     "It", "This", "That", "The", "These", "Those", "There", "Which", "In", "Note", "Since", "Now",
 ];
 
-/// Markdown emphasis, code spans and links reduced to their text, so the
-/// declarations read as plain sentences.
-fn plain(markdown: &str) -> String {
-    static LINK: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\[([^\]]*)\]\([^)]*\)").expect("valid"));
-    let text = LINK.replace_all(markdown, "$1");
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '*' | '`' => {}
-            '\n' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// Whether `word` reads as an identifier rather than an everyday word: an
 /// upper-case letter after the first (`VisualServer`, `Node3D`), a digit,
 /// an underscore or a dot. A plain capitalized word (`Spatial`) is a name
@@ -130,7 +114,7 @@ pub fn successors(note: &str) -> Vec<String> {
         Regex::new(r"\b(?:Use|use|using) (?:the )?(?P<names>.{1,200}?) instead\b").expect("valid")
     });
     static NAME_ONLY: LazyLock<Regex> = LazyLock::new(|| Regex::new(NAME).expect("valid"));
-    let text = plain(note);
+    let text = heading_text(note);
     let Some(c) = USE.captures(&text) else {
         return Vec::new();
     };
@@ -152,14 +136,16 @@ pub fn successors(note: &str) -> Vec<String> {
 
 /// The renames a section declares in its sentences or in a rename table.
 pub fn from_section(section: &Section) -> Vec<Alias> {
-    let mut out = Vec::new();
-    let lower = section.text.to_ascii_lowercase();
-    let from = section.url_with_anchor();
+    let mut pairs = Vec::new();
+    // The declarations' verbs, as the patterns spell them (lower case): most
+    // sections hold none and are not read further.
     if ["named", "called", "renamed", "formerly", "previously"]
         .iter()
-        .any(|k| lower.contains(k))
+        .any(|k| section.text.contains(k))
     {
-        let text = plain(&section.text);
+        // Inline Markdown (emphasis, code spans, links) read as the text it
+        // renders to, one line: the declarations as plain sentences.
+        let text = heading_text(&section.text);
         for re in DECLARATIONS.iter() {
             for c in re.captures_iter(&text) {
                 let new = match (c.name("new"), c.name("this")) {
@@ -178,23 +164,30 @@ pub fn from_section(section: &Section) -> Vec<Alias> {
                     || c.name("after").is_some();
                 let old = c["old"].to_string();
                 if !part_of_more && plausible_name(&old) && plausible_name(&new) && old != new {
-                    out.push(Alias {
-                        old,
-                        new,
-                        from: from.clone(),
-                    });
+                    pairs.push((old, new));
                 }
             }
         }
     }
-    out.extend(from_tables(&section.text, &from));
-    out
+    pairs.extend(from_tables(&section.text));
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let from = section.url_with_anchor();
+    pairs
+        .into_iter()
+        .map(|(old, new)| Alias {
+            old,
+            new,
+            from: from.clone(),
+        })
+        .collect()
 }
 
 /// Rows of a Markdown table whose header marks one column as the old names
 /// and another as the new ones ("Old name" / "New name", "Before" /
 /// "After", "Godot 3.x" / "Godot 4.x": a lower version left of a higher).
-fn from_tables(markdown: &str, from: &str) -> Vec<Alias> {
+fn from_tables(markdown: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut lines = markdown.lines().peekable();
     while let Some(line) = lines.next() {
@@ -211,13 +204,9 @@ fn from_tables(markdown: &str, from: &str) -> Vec<Alias> {
             let (Some(old), Some(new)) = (row.get(o), row.get(n)) else {
                 continue;
             };
-            let (old, new) = (plain(old).trim().to_string(), plain(new).trim().to_string());
+            let (old, new) = (heading_text(old), heading_text(new));
             if ONE_NAME.is_match(&old) && ONE_NAME.is_match(&new) && old != new {
-                out.push(Alias {
-                    old,
-                    new,
-                    from: from.to_string(),
-                });
+                out.push((old, new));
             }
         }
     }

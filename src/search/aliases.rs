@@ -1,6 +1,7 @@
 //! The renames of one source as a query reads them (see [`crate::aliases`]
 //! for where they come from): an old name's index term → its new names'.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::aliases::{name_like, AliasFile};
@@ -39,27 +40,25 @@ impl AliasMap {
         AliasMap { by_term }
     }
 
-    /// Whether the map holds no alias.
-    pub fn is_empty(&self) -> bool {
-        self.by_term.is_empty()
-    }
-
     /// The query's groups with the new names of every old name among them
-    /// (see [`AliasMap::expand`]) in their `also`.
-    pub fn expand_groups(&self, groups: &[TermGroup]) -> Vec<TermGroup> {
-        let mut out = groups.to_vec();
-        if self.is_empty() {
-            return out;
+    /// (see [`AliasMap::expand`]) in their `also`; the groups themselves,
+    /// not a copy, when none is an old name (most sources declare none).
+    pub fn expand_groups<'g>(&self, groups: &'g [TermGroup]) -> Cow<'g, [TermGroup]> {
+        let new_of = |g: &TermGroup| {
+            (!g.added && !g.corrected)
+                .then(|| g.terms.first().and_then(|t| self.expand(&g.word, t)))
+                .flatten()
+        };
+        if !groups.iter().any(|g| new_of(g).is_some()) {
+            return Cow::Borrowed(groups);
         }
+        let mut out = groups.to_vec();
         for g in &mut out {
-            if g.added || g.corrected {
-                continue;
-            }
-            if let Some(new) = g.terms.first().and_then(|t| self.expand(&g.word, t)) {
+            if let Some(new) = new_of(g) {
                 g.also = new.to_vec();
             }
         }
-        out
+        Cow::Owned(out)
     }
 
     /// The new names' terms for a query word, when it is an old name: an

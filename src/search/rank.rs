@@ -263,12 +263,12 @@ impl<'a> SourceQuery<'a> {
         let base = if rank.aliases {
             src.aliases.expand_groups(base)
         } else {
-            base.to_vec()
+            std::borrow::Cow::Borrowed(base)
         };
         let groups = if rank.typos {
             src.index.correct(&base)?
         } else {
-            base
+            base.into_owned()
         };
         let wants = MaskTerms::of(&groups);
         let scan = src.index.scan(&groups, &wants.terms, limit, fields)?;
