@@ -237,6 +237,15 @@ impl PageHit {
     }
 }
 
+/// What the lexical passes leave for dense fusion: the ranked pages, each
+/// source's scan (fusion scores the pages it adds into them) and the
+/// query's own groups (the added feedback words are not among them).
+struct LexicalRanking<'a> {
+    hits: Vec<PageHit>,
+    queries: HashMap<usize, SourceQuery<'a>>,
+    groups: Vec<TermGroup>,
+}
+
 /// The query groups as one source reads them, with their weights, and the
 /// scan of the source's postings for them.
 struct SourceQuery<'a> {
@@ -489,7 +498,11 @@ impl Library {
             }
             None => (None, lexical()),
         };
-        let (mut hits, mut queries, base) = lexical?;
+        let LexicalRanking {
+            mut hits,
+            mut queries,
+            groups: base,
+        } = lexical?;
         if let Some(qv) = qv {
             self.fuse_dense(
                 &mut hits,
@@ -510,7 +523,6 @@ impl Library {
     /// BM25 and coverage, ranked again with feedback's words when the first
     /// pass covers the query poorly; with the scans (dense fusion scores
     /// into them) and the query's groups.
-    #[allow(clippy::type_complexity)]
     fn rank_lexical(
         &self,
         sources: &[usize],
@@ -518,14 +530,7 @@ impl Library {
         keep: Option<SectionFilter<'_>>,
         want_pages: usize,
         levers: &FamilyLevers,
-    ) -> Result<
-        (
-            Vec<PageHit>,
-            HashMap<usize, SourceQuery<'_>>,
-            Vec<TermGroup>,
-        ),
-        IndexError,
-    > {
+    ) -> Result<LexicalRanking<'_>, IndexError> {
         let base = Self::query_of(query);
         let (units, mut queries) =
             self.rank_units(sources, &base, keep, want_pages, &levers.fields)?;
@@ -537,7 +542,11 @@ impl Library {
             }
             hits = self.pages_of(self.units_of(sources, &queries, keep, want_pages), &queries);
         }
-        Ok((hits, queries, base))
+        Ok(LexicalRanking {
+            hits,
+            queries,
+            groups: base,
+        })
     }
 
     /// Group ranked units by page: each page ranked by its best unit, lifted
