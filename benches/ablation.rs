@@ -357,7 +357,8 @@ fn main() {
                 }
             };
             add(q.family.clone());
-            if q.id.starts_with("hd-") {
+            // mcp_eval.py's rule: hard questions are ids hd-* or hard-*.
+            if q.id.starts_with("hd-") || q.id.starts_with("hard-") {
                 add(format!("{} hard", q.family));
             }
         }
