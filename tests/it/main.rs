@@ -22,6 +22,7 @@ mod new_site;
 mod normalize_html;
 mod normalize_markdown;
 mod s3;
+mod samples;
 mod serve_protocol;
 mod serve_reload;
 mod trust;

@@ -1,0 +1,88 @@
+//! The query samples kept beside the dev set (`benches/*-queries.jsonl`)
+//! decide settings in BENCHMARKS.md; a question whose expected page the
+//! mirror does not hold would count as a miss for every setting and skew
+//! that choice without anyone noticing. So each line is checked here: it
+//! parses, its id is unique, its tool belongs to its family, and every
+//! expected page is a file of the mirror by the mirror's URL rules.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::common::shared;
+
+/// The mirror file a public URL is served from (`../shared/sites/README.md`:
+/// the path itself, `<path>.html`, or `<path>/index.html`).
+fn mirror_file(sites: &Path, url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.split('#').next()?.strip_prefix("https://")?;
+    let rest = rest.replace("%40", "@");
+    let base = sites.join(rest.trim_end_matches('/'));
+    [
+        base.clone(),
+        base.with_extension("html"),
+        Path::new(&format!("{}.html", base.display())).to_path_buf(),
+        base.join("index.html"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+fn check_sample(file: &str) -> usize {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let sites = shared().join("sites");
+    let mut ids = HashSet::new();
+    let mut n = 0;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = format!("{file}:{}", i + 1);
+        let q: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{at}: {e}"));
+        let id = q["id"].as_str().unwrap_or_else(|| panic!("{at}: no id"));
+        assert!(ids.insert(id.to_string()), "{at}: id {id} twice");
+        let tool = match q["family"].as_str() {
+            Some("godot") => "search_godot_docs",
+            Some("agent-docs") => "search_docs",
+            Some("leapview") => "docs_search",
+            other => panic!("{at}: family {other:?}"),
+        };
+        assert_eq!(q["tool"].as_str(), Some(tool), "{at}: tool of its family");
+        let query = q["args"]["query"].as_str().unwrap_or("");
+        assert!(!query.trim().is_empty(), "{at}: empty query");
+        let expect = q["expect"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{at}: no expect"));
+        if q["answerable"].as_bool() != Some(false) {
+            assert!(!expect.is_empty(), "{at}: answerable but expects nothing");
+        }
+        for e in expect {
+            let url = e.as_str().unwrap_or_else(|| panic!("{at}: {e} is no URL"));
+            assert!(
+                mirror_file(&sites, url).is_some(),
+                "{at}: {url} is not a page of the mirror"
+            );
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_samples_expect_pages_the_mirror_holds() {
+    assert_eq!(check_sample("benches/team-queries.jsonl"), 50);
+    assert_eq!(check_sample("benches/blind-queries.jsonl"), 80);
+}
+
+#[test]
+fn a_page_the_mirror_lacks_is_reported() {
+    let sites = shared().join("sites");
+    assert!(mirror_file(
+        &sites,
+        "https://docs.godotengine.org/en/stable/tutorials/physics/soft_body.html"
+    )
+    .is_some());
+    assert!(mirror_file(&sites, "https://code.claude.com/docs/en/memory").is_some());
+    assert!(mirror_file(&sites, "https://code.claude.com/docs/en/no-such-page").is_none());
+}
