@@ -67,8 +67,16 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
-        let mut hits =
-            self.rank_pages(&sources, &args.query, None, limit * 2, self.rank.agent_docs)?;
+        // Twice the pages shown: the product a query names re-sorts them,
+        // and a page kept in several editions is shown once.
+        let mut hits = self.rank_pages_stable(
+            &sources,
+            &args.query,
+            None,
+            limit * 2,
+            super::types::DEFAULT_LIMIT as usize * 2,
+            self.rank.agent_docs,
+        )?;
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
         let named = named_products(&args.query);

@@ -395,11 +395,12 @@ impl Library {
             ),
         };
         let keep_ref: super::rank::SectionFilter<'_> = &keep;
-        let mut hits = self.rank_pages(
+        let mut hits = self.rank_pages_stable(
             &[si],
             &query,
             kind.as_ref().map(|_| keep_ref),
             limit + 1,
+            DEFAULT_LIMIT + 1,
             self.rank.godot,
         )?;
         let refs = src.classes()?;

@@ -19,8 +19,11 @@ pub struct SearchDocsArgs {
     pub response_format: ResponseFormat,
 }
 
+/// `search_docs`' limit when the call gives none.
+pub const DEFAULT_LIMIT: u32 = 8;
+
 fn default_limit() -> u32 {
-    8
+    DEFAULT_LIMIT
 }
 
 /// `concise` (first 300 characters) or `detailed` (the full passage).

@@ -360,6 +360,72 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         !first(&lib).contains("class_node.html#"),
         "BM25 alone already puts Node first: the check above proves nothing"
     );
+    lib.rank.namesakes_by_links = true;
+
+    // A larger limit shows the same first hits and more after them: the
+    // deeper candidate cut a larger limit needs must not reorder the top.
+    let godot_queries = [
+        "make the camera shake when the player takes damage",
+        "save the game to a file and load it again",
+        "rotate a sprite towards the mouse",
+        "play a sound when a button is pressed",
+        "character's cape should flap and drape like real cloth",
+    ];
+    let urls = |lib: &docsnap::search::Library, query: &str, limit: f64| {
+        let args = docsnap::search::godot::SearchArgs {
+            query: query.into(),
+            kind: None,
+            limit: Some(limit),
+        };
+        let found = lib.search_godot_docs(&args).unwrap();
+        found.hits.into_iter().map(|h| h.uri).collect::<Vec<_>>()
+    };
+    for q in godot_queries {
+        let (short, long) = (urls(&lib, q, 5.0), urls(&lib, q, 40.0));
+        assert!(long.len() > short.len(), "{q}: {long:?}");
+        assert_eq!(short[..], long[..short.len()], "{q}");
+    }
+    let passages = |lib: &docsnap::search::Library, query: &str, limit: u32| {
+        let args = docsnap::search::types::SearchDocsArgs {
+            query: query.into(),
+            limit,
+            product: None,
+            response_format: Default::default(),
+        };
+        let found = lib.search_docs(&args).unwrap();
+        found
+            .passages
+            .into_iter()
+            .map(|p| p.url)
+            .collect::<Vec<_>>()
+    };
+    for q in [
+        "run a command before every tool call",
+        "use a different model for one session",
+        "limit which files the agent can edit",
+        "connect a remote server over http",
+    ] {
+        let (short, long) = (passages(&lib, q, 3), passages(&lib, q, 20));
+        assert!(long.len() > short.len(), "{q}: {long:?}");
+        assert_eq!(short[..], long[..short.len()], "{q}");
+    }
+    // And the cut does reorder when asked for directly, so the checks above
+    // can fail.
+    let si = (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == "godot")
+        .unwrap();
+    let top5 = |want: usize, q: &str| {
+        lib.rank_pages(&[si], q, None, want, lib.rank.godot)
+            .unwrap()
+            .iter()
+            .take(5)
+            .map(|h| h.page)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        godot_queries.iter().any(|q| top5(6, q) != top5(41, q)),
+        "no query's top five depends on the candidate cut: the checks above prove nothing"
+    );
 
     // The Cursor llms.txt's pages that the mirror lacks are reported as broken links.
     let art = only_artifact(out.path(), "cursor", "current");
