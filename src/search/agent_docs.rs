@@ -69,7 +69,7 @@ impl Library {
             .max();
         // Twice the pages shown: the product a query names re-sorts them,
         // and a page kept in several editions is shown once.
-        let mut hits = self.rank_pages_stable(
+        let (mut hits, ordered) = self.rank_pages_stable(
             &sources,
             &args.query,
             None,
@@ -90,7 +90,9 @@ impl Library {
                         1.0
                     }
             };
-            super::rank::sort_hits(&mut hits, boost);
+            let (first, more) = hits.split_at_mut(ordered);
+            super::rank::sort_hits(first, boost);
+            super::rank::sort_hits(more, boost);
             super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         }
         self.one_edition_per_page(&mut hits, &args.query);

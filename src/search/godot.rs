@@ -395,7 +395,7 @@ impl Library {
             ),
         };
         let keep_ref: super::rank::SectionFilter<'_> = &keep;
-        let mut hits = self.rank_pages_stable(
+        let (mut hits, ordered) = self.rank_pages_stable(
             &[si],
             &query,
             kind.as_ref().map(|_| keep_ref),
@@ -404,9 +404,12 @@ impl Library {
             self.rank.godot,
         )?;
         let refs = src.classes()?;
-        self.deprecated_later(&mut hits, refs);
-        self.named_members_first(&mut hits, &query, refs);
-        self.namesakes_by_links(&mut hits, &query, refs);
+        let (first, more) = hits.split_at_mut(ordered);
+        for part in [first, more] {
+            self.deprecated_later(part, refs);
+            self.named_members_first(part, &query, refs);
+            self.namesakes_by_links(part, &query, refs);
+        }
         // The steps above only reorder; the shown scores follow the final order.
         super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         let mut out = Vec::new();

@@ -469,7 +469,10 @@ impl Library {
     /// order is always the one `order_pages` (the tool's default) gives;
     /// when that ranking holds fewer than `want_pages` pages, a deeper one's
     /// further pages follow, scaled below the last of them. A larger limit
-    /// then shows the same first hits and more after them.
+    /// then shows the same first hits and more after them. Returns the
+    /// hits and how many of them the default depth ranked: a caller that
+    /// reorders (boosts, deprecated last) does so within each part, or an
+    /// appended page could climb into the first ones.
     pub fn rank_pages_stable(
         &self,
         sources: &[usize],
@@ -478,10 +481,11 @@ impl Library {
         want_pages: usize,
         order_pages: usize,
         levers: FamilyLevers,
-    ) -> Result<Vec<PageHit>, IndexError> {
+    ) -> Result<(Vec<PageHit>, usize), IndexError> {
         let mut hits = self.rank_pages(sources, query, keep, order_pages, levers)?;
-        if hits.len() >= want_pages || want_pages <= order_pages {
-            return Ok(hits);
+        let ordered = hits.len();
+        if ordered >= want_pages || want_pages <= order_pages {
+            return Ok((hits, ordered));
         }
         let deeper = self.rank_pages(sources, query, keep, want_pages, levers)?;
         let listed: std::collections::HashSet<(usize, usize)> =
@@ -503,7 +507,7 @@ impl Library {
         }
         hits.extend(more);
         assign_scores(&mut hits, self.rank.monotone_scores);
-        Ok(hits)
+        Ok((hits, ordered))
     }
 
     /// Pages ranked by their best unit and what their units cover together,

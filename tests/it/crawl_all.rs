@@ -404,6 +404,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         "use a different model for one session",
         "limit which files the agent can edit",
         "connect a remote server over http",
+        "use a different model for one session in cursor",
     ] {
         let (short, long) = (passages(&lib, q, 3), passages(&lib, q, 20));
         assert!(long.len() > short.len(), "{q}: {long:?}");
