@@ -67,34 +67,33 @@ impl Library {
             .iter()
             .map(|&i| self.sources[i].manifest.created_at.clone())
             .max();
+        // A product the query names (and the filter does not) goes first:
+        // "undo changes the Cursor agent made" is about Cursor.
+        let named = named_products(&args.query);
+        let boost = |h: &super::rank::PageHit| {
+            let p = self.sources[h.source].manifest.product.as_str();
+            h.rank
+                * if named.contains(&p) {
+                    self.rank.named_product_boost
+                } else {
+                    1.0
+                }
+        };
         // Twice the pages shown: the product a query names re-sorts them,
         // and a page kept in several editions is shown once.
-        let (mut hits, ordered) = self.rank_pages_stable(
+        let mut hits = self.rank_pages_stable(
             &sources,
             &args.query,
             None,
             limit * 2,
             super::types::DEFAULT_LIMIT as usize * 2,
             self.rank.agent_docs,
+            |part| {
+                if args.product.is_none() && !named.is_empty() {
+                    super::rank::sort_hits(part, boost);
+                }
+            },
         )?;
-        // A product the query names (and the filter does not) goes first:
-        // "undo changes the Cursor agent made" is about Cursor.
-        let named = named_products(&args.query);
-        if args.product.is_none() && !named.is_empty() {
-            let boost = |h: &super::rank::PageHit| {
-                let p = self.sources[h.source].manifest.product.as_str();
-                h.rank
-                    * if named.contains(&p) {
-                        self.rank.named_product_boost
-                    } else {
-                        1.0
-                    }
-            };
-            let (first, more) = hits.split_at_mut(ordered);
-            super::rank::sort_hits(first, boost);
-            super::rank::sort_hits(more, boost);
-            super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
-        }
         self.one_edition_per_page(&mut hits, &args.query);
         let mut passages = Vec::new();
         for hit in hits.iter().take(limit) {

@@ -395,23 +395,21 @@ impl Library {
             ),
         };
         let keep_ref: super::rank::SectionFilter<'_> = &keep;
-        let (mut hits, ordered) = self.rank_pages_stable(
+        let refs = src.classes()?;
+        // These steps only reorder; the shown scores follow the final order.
+        let hits = self.rank_pages_stable(
             &[si],
             &query,
             kind.as_ref().map(|_| keep_ref),
             limit + 1,
             DEFAULT_LIMIT + 1,
             self.rank.godot,
+            |part| {
+                self.deprecated_later(part, refs);
+                self.named_members_first(part, &query, refs);
+                self.namesakes_by_links(part, &query, refs);
+            },
         )?;
-        let refs = src.classes()?;
-        let (first, more) = hits.split_at_mut(ordered);
-        for part in [first, more] {
-            self.deprecated_later(part, refs);
-            self.named_members_first(part, &query, refs);
-            self.namesakes_by_links(part, &query, refs);
-        }
-        // The steps above only reorder; the shown scores follow the final order.
-        super::rank::assign_scores(&mut hits, self.rank.monotone_scores);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;

@@ -468,11 +468,12 @@ impl Library {
     /// differed between limit 5 and 20 in 96 of 300 questions). Here the
     /// order is always the one `order_pages` (the tool's default) gives;
     /// when that ranking holds fewer than `want_pages` pages, a deeper one's
-    /// further pages follow, scaled below the last of them. A larger limit
-    /// then shows the same first hits and more after them. Returns the
-    /// hits and how many of them the default depth ranked: a caller that
-    /// reorders (boosts, deprecated last) does so within each part, or an
-    /// appended page could climb into the first ones.
+    /// further pages follow. A larger limit then shows the same first hits
+    /// and more after them. A tool's own reordering (`reorder`: boosts,
+    /// deprecated last) runs within each of the two parts, or an appended
+    /// page could climb into the first ones; the scores are assigned after
+    /// it.
+    #[allow(clippy::too_many_arguments)]
     pub fn rank_pages_stable(
         &self,
         sources: &[usize],
@@ -481,33 +482,40 @@ impl Library {
         want_pages: usize,
         order_pages: usize,
         levers: FamilyLevers,
-    ) -> Result<(Vec<PageHit>, usize), IndexError> {
+        reorder: impl Fn(&mut [PageHit]),
+    ) -> Result<Vec<PageHit>, IndexError> {
         let mut hits = self.rank_pages(sources, query, keep, order_pages, levers)?;
         let ordered = hits.len();
-        if ordered >= want_pages || want_pages <= order_pages {
-            return Ok((hits, ordered));
-        }
-        let deeper = self.rank_pages(sources, query, keep, want_pages, levers)?;
-        let listed: std::collections::HashSet<(usize, usize)> =
-            hits.iter().map(|h| (h.source, h.page)).collect();
-        let mut more: Vec<PageHit> = deeper
-            .into_iter()
-            .filter(|h| !listed.contains(&(h.source, h.page)))
-            .collect();
-        if let (Some(last), Some(first)) = (hits.last(), more.first()) {
-            // Below the last listed page, their own order kept, so that a
-            // caller sorting again by rank keeps them after it.
-            let cap = last.rank * (1.0 - 1e-9);
-            if first.rank > cap && first.rank > 0.0 {
-                let f = cap / first.rank;
-                for h in &mut more {
-                    h.rank *= f;
+        if ordered < want_pages && want_pages > order_pages {
+            // The second ranking embeds the question again: a hit in the
+            // model's cache of recent questions, which servers keep.
+            let deeper = self.rank_pages(sources, query, keep, want_pages, levers)?;
+            let listed: std::collections::HashSet<(usize, usize)> =
+                hits.iter().map(|h| (h.source, h.page)).collect();
+            let mut more: Vec<PageHit> = deeper
+                .into_iter()
+                .filter(|h| !listed.contains(&(h.source, h.page)))
+                .collect();
+            if let (Some(last), Some(first)) = (hits.last(), more.first()) {
+                // The deeper ranking's ranks are relative to its own best
+                // page: scaled, their order kept, below the last listed
+                // page's, so that ranks read in list order for what compares
+                // them across the list (one edition per page).
+                let cap = last.rank * (1.0 - 1e-9);
+                if first.rank > cap && first.rank > 0.0 {
+                    let f = cap / first.rank;
+                    for h in &mut more {
+                        h.rank *= f;
+                    }
                 }
             }
+            hits.extend(more);
         }
-        hits.extend(more);
+        let (first, more) = hits.split_at_mut(ordered);
+        reorder(first);
+        reorder(more);
         assign_scores(&mut hits, self.rank.monotone_scores);
-        Ok((hits, ordered))
+        Ok(hits)
     }
 
     /// Pages ranked by their best unit and what their units cover together,
