@@ -33,24 +33,6 @@ fn llms_links(file: &Path, skip_sections: &[&str]) -> Vec<String> {
     out
 }
 
-/// Does the mirror hold a page for this public URL (by the mirror's file rules)?
-fn mirrored(sites: &Path, url: &str) -> bool {
-    let rest = url.split_once("://").unwrap().1;
-    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let base = sites.join(host);
-    let p = base.join(path);
-    path.is_empty() && base.join("index.html").is_file()
-        || p.is_file()
-        || p.with_extension(
-            p.extension()
-                .map(|e| format!("{}.html", e.to_string_lossy()))
-                .unwrap_or_else(|| "html".into()),
-        )
-        .is_file()
-        || base.join(format!("{path}.html")).is_file()
-        || p.join("index.html").is_file()
-}
-
 /// Pages reachable from `start` by following `href`s within `prefix`,
 /// computed from the mirror's files alone.
 fn reachable(sites: &Path, start: &str, prefix: &str) -> BTreeSet<String> {

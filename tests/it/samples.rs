@@ -8,23 +8,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::common::shared;
-
-/// The mirror file a public URL is served from (`../shared/sites/README.md`:
-/// the path itself, `<path>.html`, or `<path>/index.html`).
-fn mirror_file(sites: &Path, url: &str) -> Option<std::path::PathBuf> {
-    let rest = url.split('#').next()?.strip_prefix("https://")?;
-    let rest = rest.replace("%40", "@");
-    let base = sites.join(rest.trim_end_matches('/'));
-    [
-        base.clone(),
-        base.with_extension("html"),
-        Path::new(&format!("{}.html", base.display())).to_path_buf(),
-        base.join("index.html"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-}
+use crate::common::{mirrored, shared};
 
 fn check_sample(file: &str) -> usize {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
@@ -60,7 +44,7 @@ fn check_sample(file: &str) -> usize {
         for e in expect {
             let url = e.as_str().unwrap_or_else(|| panic!("{at}: {e} is no URL"));
             assert!(
-                mirror_file(&sites, url).is_some(),
+                mirrored(&sites, url),
                 "{at}: {url} is not a page of the mirror"
             );
         }
@@ -78,11 +62,13 @@ fn the_samples_expect_pages_the_mirror_holds() {
 #[test]
 fn a_page_the_mirror_lacks_is_reported() {
     let sites = shared().join("sites");
-    assert!(mirror_file(
+    assert!(mirrored(
         &sites,
         "https://docs.godotengine.org/en/stable/tutorials/physics/soft_body.html"
-    )
-    .is_some());
-    assert!(mirror_file(&sites, "https://code.claude.com/docs/en/memory").is_some());
-    assert!(mirror_file(&sites, "https://code.claude.com/docs/en/no-such-page").is_none());
+    ));
+    assert!(mirrored(&sites, "https://code.claude.com/docs/en/memory"));
+    assert!(!mirrored(
+        &sites,
+        "https://code.claude.com/docs/en/no-such-page"
+    ));
 }

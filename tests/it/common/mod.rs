@@ -16,6 +16,24 @@ pub fn shared() -> PathBuf {
     p
 }
 
+/// Does the mirror hold a page for this public URL (by the mirror's file rules)?
+pub fn mirrored(sites: &Path, url: &str) -> bool {
+    let rest = url.split_once("://").unwrap().1;
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let base = sites.join(host);
+    let p = base.join(path);
+    path.is_empty() && base.join("index.html").is_file()
+        || p.is_file()
+        || p.with_extension(
+            p.extension()
+                .map(|e| format!("{}.html", e.to_string_lossy()))
+                .unwrap_or_else(|| "html".into()),
+        )
+        .is_file()
+        || base.join(format!("{path}.html")).is_file()
+        || p.join("index.html").is_file()
+}
+
 /// A running mirror server; stopped when dropped.
 pub struct Mirror {
     child: Child,
