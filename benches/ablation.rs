@@ -250,6 +250,13 @@ fn main() {
             },
         ));
         variants.push((
+            "candidates not deepened for a poorly covered query",
+            RankConfig {
+                deep_candidates: 0,
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
             "static-model dense weight fixed (not adaptive)",
             RankConfig {
                 dense_adaptive: 0.0,
@@ -413,6 +420,8 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "feedback_pages" => c.feedback_pages = f() as usize,
         "feedback_terms" => c.feedback_terms = f() as usize,
         "feedback_adaptive" => c.feedback_adaptive = f(),
+        "deep_candidates" => c.deep_candidates = f() as usize,
+        "deep_below" => c.deep_below = f(),
         "dense_agent_docs" => c.agent_docs.dense = f(),
         "dense_godot" => c.godot.dense = f(),
         "dense_leapview" => c.leapview.dense = f(),
