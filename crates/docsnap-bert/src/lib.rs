@@ -709,31 +709,187 @@ fn int_of(x: f32) -> i32 {
 avx2_version! {
     /// Self-attention of one sequence of `n` tokens: `qkv` holds each token's
     /// query, key and value side by side; the heads' outputs go to `out`.
+    ///
+    /// Attention was two thirds of a page's forward pass, spent on a
+    /// horizontal sum per key, a libm call per weight and sums waiting on
+    /// memory. So each head's keys are first copied into blocks of eight
+    /// (a query's scores come eight keys at a time from whole vectors,
+    /// [`simd::scores`]), its values contiguous, the weights' exp runs four
+    /// at a time ([`simd::exp_less`]), the weighted sums stay in registers
+    /// ([`weighted_sum`]) and queries go in groups of [`GROUP`]. The
+    /// arithmetic is the same, term by term and in the same order, as
+    /// [`attention_reference`] (each score is [`dot`]'s eight running sums
+    /// added in order, times the scale), so the vectors stay bit-identical
+    /// to the ones artifacts already hold (tested; a Godot build's
+    /// `vectors.i8` compared byte for byte).
     fn attention(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
         let d = h / heads;
         let scale = 1.0 / (d as f32).sqrt();
-        let mut p = vec![0f32; n];
+        // Keys in blocks of eight, each block `d` rows of eight (the last
+        // block padded with zeros, whose scores are dropped): a block's
+        // scores read one contiguous run.
+        let blocks = n.div_ceil(LANES);
+        let width = blocks * LANES;
+        let mut kt = vec![0f32; blocks * d * LANES];
+        let mut v = vec![0f32; n * d];
+        let mut p = vec![0f32; GROUP * width];
         for head in 0..heads {
             let off = head * d;
-            for i in 0..n {
-                let q = &qkv[i * 3 * h + off..][..d];
-                let mut max = f32::NEG_INFINITY;
-                for (j, pj) in p.iter_mut().enumerate() {
-                    let k = &qkv[j * 3 * h + h + off..][..d];
-                    *pj = dot(q, k) * scale;
-                    max = max.max(*pj);
+            for j in 0..n {
+                let row = &qkv[j * 3 * h..];
+                let block = &mut kt[j / LANES * d * LANES..][..d * LANES];
+                for (e, &x) in row[h + off..][..d].iter().enumerate() {
+                    block[e * LANES + j % LANES] = x;
                 }
-                // libm's exp, and the sum in order: the vectors stay
-                // bit-identical to the ones artifacts already hold.
-                p.iter_mut().for_each(|pj| *pj = (*pj - max).exp());
-                let sum: f32 = p.iter().sum();
-                let o = &mut out[i * h + off..][..d];
-                o.fill(0.0);
-                for (j, pj) in p.iter().enumerate() {
-                    let v = &qkv[j * 3 * h + 2 * h + off..][..d];
-                    let w = pj / sum;
-                    o.iter_mut().zip(v).for_each(|(a, b)| *a += w * b);
+                v[j * d..][..d].copy_from_slice(&row[2 * h + off..][..d]);
+            }
+            // Queries a few at a time: each softmax's sum is a chain of
+            // dependent additions (in order, for the bits), and the
+            // group's chains run side by side.
+            for i0 in (0..n).step_by(GROUP) {
+                let group = GROUP.min(n - i0);
+                for (g, pg) in p.chunks_exact_mut(width).take(group).enumerate() {
+                    let q = &qkv[(i0 + g) * 3 * h + off..][..d];
+                    for (kb, pb) in kt.chunks_exact(d * LANES).zip(pg.chunks_exact_mut(LANES)) {
+                        #[cfg(target_arch = "x86_64")]
+                        if simd::available() {
+                            // SAFETY: AVX2 and FMA checked; shapes as asserted.
+                            unsafe { simd::scores(q, kb, scale, pb) };
+                            continue;
+                        }
+                        scores(q, kb, scale, pb);
+                    }
+                    let pg = &mut pg[..n];
+                    let max = pg.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+                    // libm's exp or its steps (on glibc the same values):
+                    // the vectors stay bit-identical to the ones artifacts
+                    // already hold.
+                    exp_less(pg, max);
                 }
+                let mut sums = [0f32; GROUP];
+                for j in 0..n {
+                    for (g, s) in sums.iter_mut().enumerate().take(group) {
+                        *s += p[g * width + j];
+                    }
+                }
+                for (g, pg) in p.chunks_exact_mut(width).take(group).enumerate() {
+                    let pg = &mut pg[..n];
+                    pg.iter_mut().for_each(|pj| *pj /= sums[g]);
+                    weighted_sum(pg, &v, &mut out[(i0 + g) * h + off..][..d]);
+                }
+            }
+        }
+    }
+}
+
+/// `o = Σⱼ p[j] · v[j]` over the rows of `v` (each `o.len()` wide), each
+/// coordinate summed from zero in the order of `j`, as the reference does
+/// in place. The sums are held in registers, 32 coordinates at a time:
+/// summed in memory, each key waited for the store of the one before.
+#[inline(always)]
+fn weighted_sum(p: &[f32], v: &[f32], o: &mut [f32]) {
+    let d = o.len();
+    let mut c = 0;
+    while c + 4 * LANES <= d {
+        block_sum::<{ 4 * LANES }>(p, v, d, c, &mut o[c..c + 4 * LANES]);
+        c += 4 * LANES;
+    }
+    while c + LANES <= d {
+        block_sum::<LANES>(p, v, d, c, &mut o[c..c + LANES]);
+        c += LANES;
+    }
+    while c < d {
+        block_sum::<1>(p, v, d, c, &mut o[c..c + 1]);
+        c += 1;
+    }
+}
+
+/// Coordinates `c..c + W` of [`weighted_sum`].
+#[inline(always)]
+fn block_sum<const W: usize>(p: &[f32], v: &[f32], d: usize, c: usize, o: &mut [f32]) {
+    let mut acc = [0f32; W];
+    for (w, vj) in p.iter().zip(v.chunks_exact(d)) {
+        let vj = &vj[c..c + W];
+        acc.iter_mut().zip(vj).for_each(|(a, b)| *a += w * b);
+    }
+    o.copy_from_slice(&acc);
+}
+
+/// `p[j] = e^(p[j] − max)`: [`simd::exp_less`] where it runs, libm's
+/// `f32::exp` otherwise.
+#[inline(always)]
+fn exp_less(p: &mut [f32], max: f32) {
+    #[cfg(target_arch = "x86_64")]
+    if simd::available() {
+        // SAFETY: the CPU has AVX2 and FMA (just checked).
+        unsafe { simd::exp_less(p, max) };
+        return;
+    }
+    p.iter_mut().for_each(|pj| *pj = (*pj - max).exp());
+}
+
+/// Queries whose softmax sums [`attention`] runs side by side.
+const GROUP: usize = 4;
+
+/// Lanes of [`dot`]'s running sums, and keys scored at once by [`scores`].
+const LANES: usize = 8;
+
+/// The scores of a block of eight keys (`kb`: row `e` holds coordinate `e`
+/// of each) for the query `q`, each computed exactly as
+/// `dot(q, k) * scale`: running sum `l` adds the products of coordinates
+/// `l`, `l + 8`, … in order, the eight sums are added in order, then the
+/// remainder's products.
+#[inline(always)]
+fn scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
+    let d = q.len();
+    let full = d / LANES * LANES;
+    let mut acc = [[0f32; LANES]; LANES];
+    for c in (0..full).step_by(LANES) {
+        for (l, a) in acc.iter_mut().enumerate() {
+            let e = c + l;
+            let (qe, k) = (q[e], &kb[e * LANES..][..LANES]);
+            a.iter_mut().zip(k).for_each(|(a, k)| *a += qe * k);
+        }
+    }
+    let mut sum = [0f32; LANES];
+    for a in &acc {
+        sum.iter_mut().zip(a).for_each(|(s, a)| *s += a);
+    }
+    let mut tail = [0f32; LANES];
+    for (e, &qe) in q.iter().enumerate().skip(full) {
+        let k = &kb[e * LANES..][..LANES];
+        tail.iter_mut().zip(k).for_each(|(t, k)| *t += qe * k);
+    }
+    for ((o, s), t) in out.iter_mut().zip(sum).zip(tail) {
+        *o = (s + t) * scale;
+    }
+}
+
+/// Self-attention as first written, one dot product per key: what
+/// [`attention`] must reproduce bit for bit.
+#[cfg(test)]
+fn attention_reference(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
+    let d = h / heads;
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut p = vec![0f32; n];
+    for head in 0..heads {
+        let off = head * d;
+        for i in 0..n {
+            let q = &qkv[i * 3 * h + off..][..d];
+            let mut max = f32::NEG_INFINITY;
+            for (j, pj) in p.iter_mut().enumerate() {
+                let k = &qkv[j * 3 * h + h + off..][..d];
+                *pj = dot(q, k) * scale;
+                max = max.max(*pj);
+            }
+            p.iter_mut().for_each(|pj| *pj = (*pj - max).exp());
+            let sum: f32 = p.iter().sum();
+            let o = &mut out[i * h + off..][..d];
+            o.fill(0.0);
+            for (j, pj) in p.iter().enumerate() {
+                let v = &qkv[j * 3 * h + 2 * h + off..][..d];
+                let w = pj / sum;
+                o.iter_mut().zip(v).for_each(|(a, b)| *a += w * b);
             }
         }
     }
@@ -1301,6 +1457,142 @@ mod simd {
         !vnni_kernels().is_empty()
     }
 
+    /// `2^(i/32)`, the nearest double, less `i << 47` (what the exponent
+    /// adds back): the table of [`exp_less`]'s scheme, which is the one
+    /// glibc's `expf` runs (from Arm's optimized-routines). Tested against
+    /// `2^(i/32)` computed here.
+    pub const EXP_TABLE: [u64; 32] = [
+        0x3ff0000000000000,
+        0x3fefd9b0d3158574,
+        0x3fefb5586cf9890f,
+        0x3fef9301d0125b51,
+        0x3fef72b83c7d517b,
+        0x3fef54873168b9aa,
+        0x3fef387a6e756238,
+        0x3fef1e9df51fdee1,
+        0x3fef06fe0a31b715,
+        0x3feef1a7373aa9cb,
+        0x3feedea64c123422,
+        0x3feece086061892d,
+        0x3feebfdad5362a27,
+        0x3feeb42b569d4f82,
+        0x3feeab07dd485429,
+        0x3feea47eb03a5585,
+        0x3feea09e667f3bcd,
+        0x3fee9f75e8ec5f74,
+        0x3feea11473eb0187,
+        0x3feea589994cce13,
+        0x3feeace5422aa0db,
+        0x3feeb737b0cdc5e5,
+        0x3feec49182a3f090,
+        0x3feed503b23e255d,
+        0x3feee89f995ad3ad,
+        0x3feeff76f2fb5e47,
+        0x3fef199bdd85529c,
+        0x3fef3720dcef9069,
+        0x3fef5818dcfba487,
+        0x3fef7c97337b9b5f,
+        0x3fefa4afa2a490da,
+        0x3fefd0765b6e4540,
+    ];
+    /// `32 / ln 2`, rounded to a double.
+    const EXP_INV_LN2_N: f64 = f64::from_bits(0x40471547652b82fe);
+    /// Adding it rounds a double of magnitude below 2⁵¹ to an integer held
+    /// in its low mantissa bits.
+    const EXP_SHIFT: f64 = f64::from_bits(0x4338000000000000);
+    /// The polynomial for `2^(r/32)`, `|r| ≤ 1/2`: `C0 r³ + C1 r² + C2 r + 1`.
+    const EXP_C: [f64; 3] = [
+        f64::from_bits(0x3ebc6af84b912394),
+        f64::from_bits(0x3f2ebfce50fac4f3),
+        f64::from_bits(0x3f962e42ff0c52d6),
+    ];
+
+    /// [`super::scores`] in AVX2: the eight running sums in eight
+    /// registers, each a lane per key (the same products and sums in the
+    /// same order; the compiler's own vectorization of it spilled them).
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
+        let d = q.len();
+        let full = d / 8 * 8;
+        assert!(kb.len() >= d * 8 && out.len() >= 8);
+        let (qp, kp) = (q.as_ptr(), kb.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 8];
+        for c in (0..full).step_by(8) {
+            for (l, a) in acc.iter_mut().enumerate() {
+                let e = c + l;
+                let k = _mm256_loadu_ps(kp.add(e * 8));
+                *a = _mm256_add_ps(*a, _mm256_mul_ps(_mm256_set1_ps(*qp.add(e)), k));
+            }
+        }
+        let mut sum = _mm256_setzero_ps();
+        for a in acc {
+            sum = _mm256_add_ps(sum, a);
+        }
+        let mut tail = _mm256_setzero_ps();
+        for e in full..d {
+            let k = _mm256_loadu_ps(kp.add(e * 8));
+            tail = _mm256_add_ps(tail, _mm256_mul_ps(_mm256_set1_ps(*qp.add(e)), k));
+        }
+        let r = _mm256_mul_ps(_mm256_add_ps(sum, tail), _mm256_set1_ps(scale));
+        _mm256_storeu_ps(out.as_mut_ptr(), r);
+    }
+
+    /// `p[j] = e^(p[j] − max)` for every `j`, four at a time in doubles:
+    /// `x = k/32 · ln 2 + r`, `2^(k/32)` from [`EXP_TABLE`] and the
+    /// exponent bits, `2^(r/32)` by a cubic, rounded once to f32. These are
+    /// glibc's `expf` steps, fused multiply-adds where its FMA build has
+    /// them, so on glibc (what builds artifacts here) each value is
+    /// bit-identical to `f32::exp` (tested); a group of four holding a value
+    /// outside (−88, 88) or NaN goes to `f32::exp` as it is, as glibc
+    /// takes those apart. A libm call per value was a quarter of a page's
+    /// attention.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn exp_less(p: &mut [f32], max: f32) {
+        let inv = _mm256_set1_pd(EXP_INV_LN2_N);
+        let shift = _mm256_set1_pd(EXP_SHIFT);
+        let (c0, c1, c2) = (
+            _mm256_set1_pd(EXP_C[0]),
+            _mm256_set1_pd(EXP_C[1]),
+            _mm256_set1_pd(EXP_C[2]),
+        );
+        let one = _mm256_set1_pd(1.0);
+        let m = _mm_set1_ps(max);
+        let mut chunks = p.chunks_exact_mut(4);
+        for c in &mut chunks {
+            let x = _mm_sub_ps(_mm_loadu_ps(c.as_ptr()), m);
+            // glibc's special cases start where the top 12 bits (sign
+            // dropped) reach those of 88.0 (0x42b).
+            let top = _mm_and_si128(
+                _mm_srli_epi32(_mm_castps_si128(x), 20),
+                _mm_set1_epi32(0x7ff),
+            );
+            if _mm_movemask_epi8(_mm_cmpgt_epi32(top, _mm_set1_epi32(0x42a))) != 0 {
+                let mut xs = [0f32; 4];
+                _mm_storeu_ps(xs.as_mut_ptr(), x);
+                for (o, x) in c.iter_mut().zip(xs) {
+                    *o = x.exp();
+                }
+                continue;
+            }
+            let xd = _mm256_cvtps_pd(x);
+            let kd = _mm256_fmadd_pd(inv, xd, shift);
+            let ki = _mm256_castpd_si256(kd);
+            let kd = _mm256_sub_pd(kd, shift);
+            let r = _mm256_fmsub_pd(inv, xd, kd);
+            let idx = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
+            let t = _mm256_i64gather_epi64::<8>(EXP_TABLE.as_ptr() as *const i64, idx);
+            let s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64::<47>(ki)));
+            let z = _mm256_fmadd_pd(c0, r, c1);
+            let r2 = _mm256_mul_pd(r, r);
+            let y = _mm256_fmadd_pd(c2, r, one);
+            let y = _mm256_mul_pd(_mm256_fmadd_pd(z, r2, y), s);
+            _mm_storeu_ps(c.as_mut_ptr(), _mm256_cvtpd_ps(y));
+        }
+        for v in chunks.into_remainder() {
+            *v = (*v - max).exp();
+        }
+    }
+
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn hsum_i32(a: __m256i) -> i32 {
@@ -1497,6 +1789,105 @@ mod tests {
                         y[i * n + j]
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn attention_is_bit_identical_to_one_dot_product_per_key() {
+        // Head widths with and without a remainder past the eight lanes,
+        // lengths with and without one past the blocks of eight keys.
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed % 20_000) as f32 / 1000.0 - 10.0
+        };
+        for (n, h, heads) in [
+            (1, 64, 2),
+            (7, 64, 2),
+            (8, 384, 12),
+            (19, 384, 12),
+            (33, 36, 3),
+        ] {
+            let qkv: Vec<f32> = (0..n * 3 * h).map(|_| next()).collect();
+            let mut got = vec![0f32; n * h];
+            let mut want = vec![0f32; n * h];
+            attention(&qkv, n, h, heads, &mut got);
+            attention_reference(&qkv, n, h, heads, &mut want);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "({n},{h},{heads}) [{i}]: {g} vs {w}"
+                );
+            }
+        }
+        // The portable scores (what a CPU without AVX2 runs) and the
+        // vector ones, against one dot product per key.
+        for d in [32, 36, 5] {
+            let q: Vec<f32> = (0..d).map(|_| next()).collect();
+            let keys: Vec<Vec<f32>> = (0..LANES)
+                .map(|_| (0..d).map(|_| next()).collect())
+                .collect();
+            let mut kb = vec![0f32; d * LANES];
+            for (j, k) in keys.iter().enumerate() {
+                for (e, &x) in k.iter().enumerate() {
+                    kb[e * LANES + j] = x;
+                }
+            }
+            let want: Vec<u32> = keys.iter().map(|k| (dot(&q, k) * 0.25).to_bits()).collect();
+            let mut got = [0f32; LANES];
+            scores(&q, &kb, 0.25, &mut got);
+            assert_eq!(got.map(f32::to_bits).to_vec(), want, "portable, d {d}");
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() {
+                // SAFETY: AVX2 and FMA checked.
+                unsafe { simd::scores(&q, &kb, 0.25, &mut got) };
+                assert_eq!(got.map(f32::to_bits).to_vec(), want, "AVX2, d {d}");
+            }
+        }
+    }
+
+    /// The table is `2^(i/32)` (to within the last bit a libm `powf` may
+    /// miss by), less what the exponent adds back.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn exp_table_holds_the_powers_of_two() {
+        for (i, &t) in simd::EXP_TABLE.iter().enumerate() {
+            let v = f64::from_bits(t + ((i as u64) << 47));
+            let want = 2f64.powf(i as f64 / 32.0);
+            assert!(
+                (v.to_bits() as i64 - want.to_bits() as i64).abs() <= 1,
+                "[{i}] {v} {want}"
+            );
+        }
+    }
+
+    /// On glibc, whose `expf` the vector exp follows step by step, every
+    /// value is bit-identical to `f32::exp`: over the whole range softmax
+    /// feeds it (−∞..0, NaN), with the special cases on both sides.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn vector_exp_is_libm_exp_bit_for_bit() {
+        if !simd::available() {
+            return;
+        }
+        let mut xs: Vec<f32> = (0..2_000_000u32)
+            .map(|i| -f32::from_bits(i.wrapping_mul(1103) % 0x42e0_0000))
+            .collect();
+        xs.extend([
+            0.0, -0.0, -87.9, -88.0, -88.1, -103.0, -103.5, -104.0, -150.0,
+        ]);
+        xs.extend([f32::NEG_INFINITY, f32::NAN, -1e-40, -1e30]);
+        for max in [0.0f32, 0.75, -3.0] {
+            let mut got: Vec<f32> = xs.iter().map(|x| x + max).collect();
+            // SAFETY: AVX2 and FMA checked above.
+            unsafe { simd::exp_less(&mut got, max) };
+            for (x, g) in xs.iter().zip(&got) {
+                let want = ((x + max) - max).exp();
+                assert_eq!(g.to_bits(), want.to_bits(), "exp({x}): {g} vs {want}");
             }
         }
     }
