@@ -648,15 +648,45 @@ avx2_version! {
         if !residual.is_empty() {
             add_into(x, residual);
         }
-        for row in x.chunks_exact_mut(h) {
-            // Sums in order (not in eight lanes, which would be faster):
-            // the vectors stay bit-identical to the ones artifacts hold.
-            let mean = row.iter().sum::<f32>() / h as f32;
-            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
-            let inv = 1.0 / (var + eps).sqrt();
-            for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
-                *v = (*v - mean) * inv * g + b;
-            }
+        // Each row's sums run in order (not in eight lanes, which would
+        // change the bits of the vectors artifacts hold), so each is a
+        // chain of dependent additions; rows go eight at a time, so their
+        // chains run side by side.
+        let mut blocks = x.chunks_exact_mut(h * NORM_ROWS);
+        for block in &mut blocks {
+            norm_rows::<NORM_ROWS>(block, h, n, eps);
+        }
+        for row in blocks.into_remainder().chunks_exact_mut(h) {
+            norm_rows::<1>(row, h, n, eps);
+        }
+    }
+}
+
+/// Rows [`add_norm`] normalizes side by side.
+const NORM_ROWS: usize = 8;
+
+/// LayerNorm of the `R` rows (each `h` wide) of `x`, in place: each row's
+/// mean and variance summed in order from −0.0, as `Iterator::sum` does.
+#[inline(always)]
+fn norm_rows<const R: usize>(x: &mut [f32], h: usize, n: &Norm, eps: f32) {
+    let mut sum = [-0.0f32; R];
+    for c in 0..h {
+        for (r, s) in sum.iter_mut().enumerate() {
+            *s += x[r * h + c];
+        }
+    }
+    let mean = sum.map(|s| s / h as f32);
+    let mut sq = [-0.0f32; R];
+    for c in 0..h {
+        for (r, s) in sq.iter_mut().enumerate() {
+            let d = x[r * h + c] - mean[r];
+            *s += d * d;
+        }
+    }
+    for ((row, mean), sq) in x.chunks_exact_mut(h).zip(mean).zip(sq) {
+        let inv = 1.0 / (sq / h as f32 + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(&n.gamma).zip(&n.beta) {
+            *v = (*v - mean) * inv * g + b;
         }
     }
 }
@@ -1847,6 +1877,39 @@ mod tests {
                 unsafe { simd::scores(&q, &kb, 0.25, &mut got) };
                 assert_eq!(got.map(f32::to_bits).to_vec(), want, "AVX2, d {d}");
             }
+        }
+    }
+
+    #[test]
+    fn layer_norm_is_bit_identical_to_one_row_at_a_time() {
+        let mut seed = 0x2545_f491u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed % 20_000) as f32 / 997.0 - 10.0
+        };
+        for (rows, h) in [(1, 384), (8, 384), (19, 384), (11, 37)] {
+            let norm = Norm {
+                gamma: (0..h).map(|_| next()).collect(),
+                beta: (0..h).map(|_| next()).collect(),
+            };
+            let x: Vec<f32> = (0..rows * h).map(|_| next()).collect();
+            let residual: Vec<f32> = (0..rows * h).map(|_| next()).collect();
+            let mut got = x.clone();
+            add_norm(&mut got, &residual, h, &norm, 1e-12);
+            let mut want = x;
+            add_into(&mut want, &residual);
+            for row in want.chunks_exact_mut(h) {
+                let mean = row.iter().sum::<f32>() / h as f32;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+                let inv = 1.0 / (var + 1e-12).sqrt();
+                for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+                    *v = (*v - mean) * inv * g + b;
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "{rows} rows of {h}");
         }
     }
 
