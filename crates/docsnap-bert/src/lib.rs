@@ -1823,17 +1823,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn attention_is_bit_identical_to_one_dot_product_per_key() {
-        // Head widths with and without a remainder past the eight lanes,
-        // lengths with and without one past the blocks of eight keys.
-        let mut seed = 0x9e37_79b9u32;
-        let mut next = move || {
+    /// Repeatable values in [−10, 10) with three decimals (xorshift).
+    fn values(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 17;
             seed ^= seed << 5;
             (seed % 20_000) as f32 / 1000.0 - 10.0
-        };
+        }
+    }
+
+    #[test]
+    fn attention_is_bit_identical_to_one_dot_product_per_key() {
+        // Head widths with and without a remainder past the eight lanes,
+        // lengths with and without one past the blocks of eight keys.
+        let mut next = values(0x9e37_79b9);
         for (n, h, heads) in [
             (1, 64, 2),
             (7, 64, 2),
@@ -1882,13 +1886,7 @@ mod tests {
 
     #[test]
     fn layer_norm_is_bit_identical_to_one_row_at_a_time() {
-        let mut seed = 0x2545_f491u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed % 20_000) as f32 / 997.0 - 10.0
-        };
+        let mut next = values(0x2545_f491);
         for (rows, h) in [(1, 384), (8, 384), (19, 384), (11, 37)] {
             let norm = Norm {
                 gamma: (0..h).map(|_| next()).collect(),
