@@ -1395,14 +1395,19 @@ mod simd {
                     let blocks = (end - b).min(2);
                     let mut i = 0;
                     while i < m {
+                        // The last rows of a question (a dozen to thirty
+                        // tokens) in one tile of their own height, not one
+                        // pass over the weights per row.
                         let r = (m - i).min(6);
-                        if r == 6 && blocks == 2 {
-                            $tile::<6, 2>(xp, wp, wsum, i, b, k, yp, n);
-                        } else {
-                            for ii in i..i + r {
-                                if blocks == 2 {
-                                    $tile::<1, 2>(xp, wp, wsum, ii, b, k, yp, n);
-                                } else {
+                        match (r, blocks) {
+                            (6, 2) => $tile::<6, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            (5, 2) => $tile::<5, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            (4, 2) => $tile::<4, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            (3, 2) => $tile::<3, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            (2, 2) => $tile::<2, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            (_, 2) => $tile::<1, 2>(xp, wp, wsum, i, b, k, yp, n),
+                            _ => {
+                                for ii in i..i + r {
                                     $tile::<1, 1>(xp, wp, wsum, ii, b, k, yp, n);
                                 }
                             }
@@ -1685,6 +1690,12 @@ mod tests {
             (2, 5, 16),
             (13, 40, 36),
             (7, 8, 4),
+            // VNNI shapes whose last rows make tiles of 5, 4, 3 and 2.
+            (11, 16, 8),
+            (10, 24, 12),
+            (9, 16, 4),
+            (8, 16, 8),
+            (4, 8, 4),
         ] {
             let x: Vec<f32> = (0..m * k)
                 .map(|v| ((v * 37 % 101) as f32 - 50.0) / 7.0)
