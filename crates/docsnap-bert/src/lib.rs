@@ -845,11 +845,13 @@ fn block_sum<const W: usize>(p: &[f32], v: &[f32], d: usize, c: usize, o: &mut [
     o.copy_from_slice(&acc);
 }
 
-/// `p[j] = e^(p[j] − max)`: [`simd::exp_less`] where it runs, libm's
-/// `f32::exp` otherwise.
+/// `p[j] = e^(p[j] − max)`: [`simd::exp_less`] on Linux with glibc, whose
+/// `expf` it reproduces bit for bit (tested there), libm's `f32::exp`
+/// elsewhere, so that no platform's vectors change (their artifacts' vectors
+/// are reused by later builds).
 #[inline(always)]
 fn exp_less(p: &mut [f32], max: f32) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
     if simd::available() {
         // SAFETY: the CPU has AVX2 and FMA (just checked).
         unsafe { simd::exp_less(p, max) };
@@ -1581,6 +1583,7 @@ mod simd {
     /// outside (−88, 88) or NaN goes to `f32::exp` as it is, as glibc
     /// takes those apart. A libm call per value was a quarter of a page's
     /// attention.
+    #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn exp_less(p: &mut [f32], max: f32) {
         let inv = _mm256_set1_pd(EXP_INV_LN2_N);
