@@ -608,12 +608,14 @@ impl Library {
         let (units, mut queries) =
             self.rank_units(sources, &base, keep, want_pages, &levers.fields)?;
         let mut hits = self.pages_of(units, &queries);
-        let extra = self.feedback_groups(&hits, &base, levers.feedback)?;
+        // How much of the query the first pass's best page covers: both
+        // feedback's weight and the depth of a second pass follow it.
+        let top_cov = hits.first().map(|h| h.coverage).unwrap_or(1.0);
+        let extra = self.feedback_groups(&hits, &base, levers.feedback, top_cov)?;
         // A first pass that covers the query poorly is read deeper: its
         // words are far from the docs' own, and the answer's units rank
         // below units that match one common word well.
         let r = &self.rank;
-        let top_cov = hits.first().map(|h| h.coverage).unwrap_or(1.0);
         let wanted = candidates(want_pages);
         let deep =
             (r.deep_candidates > wanted && top_cov < r.deep_below).then_some(r.deep_candidates);
@@ -681,15 +683,16 @@ impl Library {
     /// a first pass share and the query lacks, as extra low-weight query
     /// words for a second pass. A user's words ("ten thousand grass blades")
     /// often find pages near the answer whose own words ("multimesh") find it.
-    /// The less of the query the best page covers, the more they count.
+    /// The less of the query the best page covers (`top_cov`), the more
+    /// they count.
     fn feedback_groups(
         &self,
         hits: &[PageHit],
         base: &[TermGroup],
         weight: f64,
+        top_cov: f64,
     ) -> Result<Vec<TermGroup>, IndexError> {
         let r = &self.rank;
-        let top_cov = hits.first().map(|h| h.coverage).unwrap_or(1.0);
         let weight = weight * (1.0 - top_cov).max(0.0).powf(r.feedback_adaptive);
         if r.feedback_pages == 0 || r.feedback_terms == 0 || weight <= 0.0 || hits.is_empty() {
             return Ok(Vec::new());

@@ -781,13 +781,7 @@ avx2_version! {
                 for (g, pg) in p.chunks_exact_mut(width).take(group).enumerate() {
                     let q = &qkv[(i0 + g) * 3 * h + off..][..d];
                     for (kb, pb) in kt.chunks_exact(d * LANES).zip(pg.chunks_exact_mut(LANES)) {
-                        #[cfg(target_arch = "x86_64")]
-                        if simd::available() {
-                            // SAFETY: AVX2 and FMA checked; shapes as asserted.
-                            unsafe { simd::scores(q, kb, scale, pb) };
-                            continue;
-                        }
-                        scores(q, kb, scale, pb);
+                        block_scores(q, kb, scale, pb);
                     }
                     let pg = &mut pg[..n];
                     let max = pg.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
@@ -796,7 +790,7 @@ avx2_version! {
                     // already hold.
                     exp_less(pg, max);
                 }
-                let mut sums = [0f32; GROUP];
+                let mut sums = [-0.0f32; GROUP]; // where `Iterator::sum` starts
                 for j in 0..n {
                     for (g, s) in sums.iter_mut().enumerate().take(group) {
                         *s += p[g * width + j];
@@ -845,6 +839,18 @@ fn block_sum<const W: usize>(p: &[f32], v: &[f32], d: usize, c: usize, o: &mut [
     o.copy_from_slice(&acc);
 }
 
+/// [`scores`]: [`simd::scores`] where AVX2 runs (the same values).
+#[inline(always)]
+fn block_scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if simd::available() {
+        // SAFETY: AVX2 and FMA checked; `simd::scores` asserts the shapes.
+        unsafe { simd::scores(q, kb, scale, out) };
+        return;
+    }
+    scores(q, kb, scale, out);
+}
+
 /// `p[j] = e^(p[j] − max)`: [`simd::exp_less`] on Linux with glibc, whose
 /// `expf` it reproduces bit for bit (tested there), libm's `f32::exp`
 /// elsewhere, so that no platform's vectors change (their artifacts' vectors
@@ -883,11 +889,12 @@ fn scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
             a.iter_mut().zip(k).for_each(|(a, k)| *a += qe * k);
         }
     }
-    let mut sum = [0f32; LANES];
+    // Both sums start where `Iterator::sum` does, at −0.0.
+    let mut sum = [-0.0f32; LANES];
     for a in &acc {
         sum.iter_mut().zip(a).for_each(|(s, a)| *s += a);
     }
-    let mut tail = [0f32; LANES];
+    let mut tail = [-0.0f32; LANES];
     for (e, &qe) in q.iter().enumerate().skip(full) {
         let k = &kb[e * LANES..][..LANES];
         tail.iter_mut().zip(k).for_each(|(t, k)| *t += qe * k);
@@ -1561,11 +1568,12 @@ mod simd {
                 *a = _mm256_add_ps(*a, _mm256_mul_ps(_mm256_set1_ps(*qp.add(e)), k));
             }
         }
-        let mut sum = _mm256_setzero_ps();
+        // Both sums start where `Iterator::sum` does, at −0.0.
+        let mut sum = _mm256_set1_ps(-0.0);
         for a in acc {
             sum = _mm256_add_ps(sum, a);
         }
-        let mut tail = _mm256_setzero_ps();
+        let mut tail = _mm256_set1_ps(-0.0);
         for e in full..d {
             let k = _mm256_loadu_ps(kp.add(e * 8));
             tail = _mm256_add_ps(tail, _mm256_mul_ps(_mm256_set1_ps(*qp.add(e)), k));
