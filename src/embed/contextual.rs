@@ -1,6 +1,13 @@
 //! The transformer itself as the embedder: a sentence-transformers BERT
 //! folder run by `docsnap-bert` (this workspace's forward pass) on every
-//! text, mean-pooled and normalized.
+//! text, pooled as the folder says (mean or [CLS]) and normalized.
+//!
+//! A folder is read the way sentence-transformers reads it
+//! ([`SentenceConfig`]): its pooling, the prompts it puts before queries
+//! and documents (retrieval models such as the BGE and Arctic families
+//! expect an instruction before a query), and its sequence length. A module
+//! docsnap does not run (a `Dense` projection, say) is refused by name
+//! rather than silently skipped: the vectors would not be the model's.
 //!
 //! Far costlier than the static vectors (milliseconds per text instead of
 //! microseconds), so it embeds one vector per *page* rather than per section,
@@ -29,10 +36,139 @@ pub const CONTEXT_TOKENS: usize = 256;
 /// Characters of a page's opening text in its embedded text.
 const OPENING_CHARS: usize = 600;
 
-/// Names the recipe that turns a page into text and text into a vector;
-/// part of the model's identity, so vectors made another way are never
-/// mixed with this one's query vectors. Change it with the recipe.
-const RECIPE: &str = "page:title+desc+headings+opening600;mean-pool;max256";
+/// Names the recipe that turns a page into text and text into a vector
+/// (the forward pass's arithmetic included); with the folder's pooling,
+/// length and prompts ([`SentenceConfig::recipe`]) part of the model's
+/// identity, so vectors made another way are never mixed with this one's
+/// query vectors. Change it with the recipe.
+const RECIPE: &str = "page:title+desc+headings+opening600";
+
+/// What a sentence-transformers folder says about turning text into its
+/// sentence vector, beyond the BERT itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SentenceConfig {
+    /// `1_Pooling/config.json` (mean when the folder has none).
+    pub pooling: docsnap_bert::Pooling,
+    /// Put before every question (`prompts.query` of
+    /// `config_sentence_transformers.json`, else its default prompt).
+    pub query_prompt: String,
+    /// Put before every page's text (`prompts.document`, `passage` or
+    /// `corpus`, else the default prompt).
+    pub document_prompt: String,
+    /// Tokens read of a text, [CLS] and [SEP] included: the least of
+    /// [`CONTEXT_TOKENS`], `sentence_bert_config.json`'s `max_seq_length`
+    /// and the position table.
+    pub max_tokens: usize,
+}
+
+/// Module types of `modules.json` whose work docsnap does: the transformer,
+/// the pooling ([`SentenceConfig::pooling`]) and normalization (every vector
+/// is normalized).
+const MODULES_RUN: &[&str] = &[
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+];
+
+impl SentenceConfig {
+    /// Reads the folder's sentence-transformers files (each optional: a
+    /// plain BERT folder is mean-pooled without prompts), refusing what
+    /// docsnap cannot reproduce with a message naming the file.
+    pub fn read(dir: &Path, bert: &docsnap_bert::BertConfig) -> Result<SentenceConfig, EmbedError> {
+        let mut pooling_dir = dir.join("1_Pooling");
+        let modules = dir.join("modules.json");
+        if let Some(v) = read_json(&modules)? {
+            let list = v
+                .as_array()
+                .ok_or_else(|| EmbedError::invalid(&modules, "not a list of modules"))?;
+            for m in list {
+                let ty = m.get("type").and_then(|t| t.as_str()).unwrap_or("");
+                let path = m.get("path").and_then(|t| t.as_str()).unwrap_or("");
+                if !MODULES_RUN.contains(&ty) {
+                    return Err(EmbedError::invalid(
+                        &modules,
+                        format!(
+                            "module {path:?} is {ty:?}; docsnap runs only the transformer, \
+                             pooling and normalization, so this model's vectors cannot be made"
+                        ),
+                    ));
+                }
+                if ty.ends_with(".Pooling") && !path.is_empty() {
+                    pooling_dir = dir.join(path);
+                }
+            }
+        }
+        let pooling = read_pooling(&pooling_dir.join("config.json"), bert.hidden_size)?;
+        let st = dir.join("config_sentence_transformers.json");
+        let (mut query_prompt, mut document_prompt) = (String::new(), String::new());
+        if let Some(v) = read_json(&st)? {
+            let prompts = v.get("prompts").and_then(|p| p.as_object());
+            let prompt = |name: &str| {
+                prompts
+                    .and_then(|p| p.get(name))
+                    .and_then(|p| p.as_str())
+                    .map(str::to_string)
+            };
+            let default = v
+                .get("default_prompt_name")
+                .and_then(|n| n.as_str())
+                .and_then(&prompt);
+            query_prompt = prompt("query").or(default.clone()).unwrap_or_default();
+            document_prompt = ["document", "passage", "corpus"]
+                .iter()
+                .find_map(|n| prompt(n))
+                .or(default)
+                .unwrap_or_default();
+        }
+        let sb = dir.join("sentence_bert_config.json");
+        let seq = read_json(&sb)?
+            .and_then(|v| v.get("max_seq_length").and_then(|m| m.as_u64()))
+            .map(|m| m as usize);
+        if seq == Some(0) {
+            return Err(EmbedError::invalid(&sb, "max_seq_length is 0"));
+        }
+        let max_tokens = CONTEXT_TOKENS
+            .min(seq.unwrap_or(usize::MAX))
+            .min(bert.max_position_embeddings);
+        Ok(SentenceConfig {
+            pooling,
+            query_prompt,
+            document_prompt,
+            max_tokens,
+        })
+    }
+
+    /// The recipe this configuration embeds pages by (see [`RECIPE`]).
+    fn recipe(&self) -> String {
+        let pool = match self.pooling {
+            docsnap_bert::Pooling::Mean => "mean-pool",
+            docsnap_bert::Pooling::Cls => "cls-pool",
+        };
+        let mut r = format!("{RECIPE};{pool};max{}", self.max_tokens);
+        // Prompts only when there are any: no prompt keeps the recipe of
+        // the vectors made before prompts were read.
+        for (name, p) in [
+            ("query", &self.query_prompt),
+            ("document", &self.document_prompt),
+        ] {
+            if !p.is_empty() {
+                r.push_str(&format!(";{name}-prompt={p:?}"));
+            }
+        }
+        r
+    }
+}
+
+/// A JSON file of a model folder, `None` when the folder has none.
+fn read_json(path: &Path) -> Result<Option<serde_json::Value>, EmbedError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = fs::read_to_string(path).map_err(|e| EmbedError::io(path, e))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| EmbedError::invalid(path, format!("not JSON: {e}")))
+}
 
 /// A sentence-transformers BERT model, loaded: tokenizer, weights and the
 /// sha256 of the weights for its identity.
@@ -45,12 +181,14 @@ pub struct BertFolder {
     pub weights_sha256: String,
     /// sha256 of `tokenizer.json`.
     pub tokenizer_sha256: String,
+    /// Pooling, prompts and length, from the sentence-transformers files.
+    pub sentence: SentenceConfig,
 }
 
 impl BertFolder {
     /// Loads `dir` (`config.json`, `model.safetensors`, `tokenizer.json`, and
-    /// `1_Pooling/config.json` when present), refusing anything that is not a
-    /// mean-pooled BERT with a message naming the file.
+    /// the sentence-transformers files when present: [`SentenceConfig`]),
+    /// refusing what docsnap cannot run with a message naming the file.
     pub fn load(dir: &Path, precision: Precision) -> Result<BertFolder, EmbedError> {
         let config_path = dir.join("config.json");
         let weights_path = dir.join("model.safetensors");
@@ -63,10 +201,10 @@ impl BertFolder {
                 ));
             }
         }
-        // The pooling is checked before the weights are read: a model
-        // docsnap cannot use is refused without loading 90 MB first.
+        // The sentence-transformers files are read before the weights: a
+        // model docsnap cannot use is refused without loading 90 MB first.
         let config = docsnap_bert::read_config(dir)?;
-        check_pooling(dir, config.hidden_size)?;
+        let sentence = SentenceConfig::read(dir, &config)?;
         // The weights' hash (their identity) is taken on a second thread
         // while they load: of start-up's longest step it is a third. Hashed
         // as a stream, so the file is never held whole.
@@ -99,38 +237,58 @@ impl BertFolder {
             tokenizer,
             weights_sha256,
             tokenizer_sha256: crate::util::sha256_hex(&tok_bytes),
+            sentence,
         })
     }
 }
 
-/// Refuses a model whose sentence-transformers pooling is not mean pooling:
-/// docsnap mean-pools, and vectors pooled otherwise would not be the
-/// model's sentence embedding.
-pub(crate) fn check_pooling(bert_dir: &Path, hidden: usize) -> Result<(), EmbedError> {
-    let path = bert_dir.join("1_Pooling").join("config.json");
-    if !path.is_file() {
-        return Ok(()); // Plain BERT directory: mean pooling is our choice.
-    }
-    let text = fs::read_to_string(&path).map_err(|e| EmbedError::io(&path, e))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| EmbedError::invalid(&path, format!("not JSON: {e}")))?;
-    if v.get("pooling_mode_mean_tokens").and_then(|m| m.as_bool()) != Some(true) {
-        return Err(EmbedError::invalid(
-            &path,
-            "the model does not use mean pooling (pooling_mode_mean_tokens is not true)",
-        ));
-    }
+/// The pooling a `1_Pooling/config.json` names (mean when there is no such
+/// file: a plain BERT folder), refusing a mode docsnap does not run or a
+/// width that is not the model's.
+fn read_pooling(path: &Path, hidden: usize) -> Result<docsnap_bert::Pooling, EmbedError> {
+    let Some(v) = read_json(path)? else {
+        return Ok(docsnap_bert::Pooling::Mean);
+    };
+    let on = |key: &str| v.get(key).and_then(|m| m.as_bool()) == Some(true);
+    let modes: Vec<&str> = v
+        .as_object()
+        .map(|o| {
+            o.keys()
+                .filter(|k| k.starts_with("pooling_mode_") && on(k))
+                .map(String::as_str)
+                .collect()
+        })
+        .unwrap_or_default();
+    let pooling = match modes.as_slice() {
+        ["pooling_mode_mean_tokens"] => docsnap_bert::Pooling::Mean,
+        ["pooling_mode_cls_token"] => docsnap_bert::Pooling::Cls,
+        [] => {
+            return Err(EmbedError::invalid(
+                path,
+                "no pooling mode is true (docsnap runs pooling_mode_mean_tokens or pooling_mode_cls_token)",
+            ))
+        }
+        other => {
+            return Err(EmbedError::invalid(
+                path,
+                format!(
+                    "pooling {} is not run by docsnap (it runs pooling_mode_mean_tokens or pooling_mode_cls_token, one of them)",
+                    other.join(" + ")
+                ),
+            ))
+        }
+    };
     if let Some(d) = v.get("word_embedding_dimension").and_then(|d| d.as_u64()) {
         if d as usize != hidden {
             return Err(EmbedError::invalid(
-                &path,
+                path,
                 format!(
                     "word_embedding_dimension {d} differs from config.json's hidden_size {hidden}"
                 ),
             ));
         }
     }
-    Ok(())
+    Ok(pooling)
 }
 
 /// A transformer that embeds whole texts in context (see the module doc).
@@ -171,7 +329,12 @@ impl ContextualModel {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "bert".into());
         let recipe_sha256 = crate::util::sha256_hex(
-            format!("{}\n{RECIPE};{precision:?}", bert.tokenizer_sha256).as_bytes(),
+            format!(
+                "{}\n{};{precision:?}",
+                bert.tokenizer_sha256,
+                bert.sentence.recipe()
+            )
+            .as_bytes(),
         );
         Ok(ContextualModel {
             bert,
@@ -196,8 +359,9 @@ impl ContextualModel {
         }
     }
 
-    /// A unit vector for `text`: the transformer's last hidden states over
-    /// the first [`CONTEXT_TOKENS`] tokens, averaged and normalized. A text
+    /// A unit vector for `text` (no prompt): the transformer's last hidden
+    /// states over its first [`SentenceConfig::max_tokens`] tokens, pooled
+    /// and normalized. A text
     /// the tokenizer or the model cannot take gives the zero vector, which
     /// matches nothing (a query is then answered lexically).
     pub fn embed(&self, text: &str) -> Vec<f32> {
@@ -215,10 +379,26 @@ impl ContextualModel {
         self.queries = QueryCache::new(capacity);
     }
 
-    /// [`ContextualModel::embed`] for a question, kept for when it is
-    /// asked again.
+    /// [`ContextualModel::embed`] for a question, after the model's query
+    /// prompt; kept for when it is asked again.
     pub fn embed_query(&self, text: &str) -> std::sync::Arc<[f32]> {
-        self.queries.get_or_compute(text, |t| self.embed(t))
+        self.queries.get_or_compute(text, |t| {
+            self.embed_prompted(&self.bert.sentence.query_prompt, t)
+        })
+    }
+
+    /// [`ContextualModel::embed`] for a page's text, after the model's
+    /// document prompt.
+    pub fn embed_document(&self, text: &str) -> Vec<f32> {
+        self.embed_prompted(&self.bert.sentence.document_prompt, text)
+    }
+
+    fn embed_prompted(&self, prompt: &str, text: &str) -> Vec<f32> {
+        if prompt.is_empty() {
+            self.embed(text)
+        } else {
+            self.embed(&format!("{prompt}{text}"))
+        }
     }
 
     fn try_embed(&self, text: &str) -> Result<Vec<f32>, String> {
@@ -228,7 +408,7 @@ impl ContextualModel {
             .encode_fast(text, true)
             .map_err(|e| e.to_string())?;
         let mut ids = enc.get_ids().to_vec();
-        let max = CONTEXT_TOKENS.min(self.bert.bert.config.max_position_embeddings);
+        let max = self.bert.sentence.max_tokens;
         if ids.len() > max && max > 1 {
             // Keep the closing [SEP]: the model was trained on framed input.
             let sep = *ids.last().expect("non-empty");
@@ -238,7 +418,7 @@ impl ContextualModel {
         let mut v = self
             .bert
             .bert
-            .mean_pooled(&[&ids])
+            .pooled(&[&ids], self.bert.sentence.pooling)
             .pop()
             .ok_or("no output")?;
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -274,7 +454,7 @@ impl ContextualModel {
             .map(|(t, k)| match reuse.get(k) {
                 Some(v) if v.len() == self.dims() => v.clone(),
                 _ => {
-                    let v = self.embed(t);
+                    let v = self.embed_document(t);
                     let done = embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                     if done.is_multiple_of(100) {
                         tracing::info!("embed: {done} pages ({:.0?})", started.elapsed());
@@ -361,9 +541,21 @@ mod tests {
             Ok(_) => panic!("a folder with unusable pooling or weights loaded"),
             Err(e) => e.to_string(),
         };
-        fs::write(&pooling, r#"{"pooling_mode_cls_token":true}"#).unwrap();
+        fs::write(&pooling, r#"{"pooling_mode_max_tokens":true}"#).unwrap();
         let e = load();
-        assert!(e.contains("1_Pooling") && e.contains("mean pooling"), "{e}");
+        assert!(
+            e.contains("1_Pooling") && e.contains("pooling_mode_max_tokens is not run"),
+            "{e}"
+        );
+        fs::write(
+            &pooling,
+            r#"{"pooling_mode_cls_token":true,"pooling_mode_mean_tokens":true}"#,
+        )
+        .unwrap();
+        let e = load();
+        assert!(e.contains("one of them"), "{e}");
+        fs::write(&pooling, r#"{"pooling_mode_mean_tokens":false}"#).unwrap();
+        assert!(load().contains("no pooling mode is true"));
         fs::write(
             &pooling,
             r#"{"pooling_mode_mean_tokens":true,"word_embedding_dimension":16}"#,
@@ -372,8 +564,42 @@ mod tests {
         let e = load();
         assert!(e.contains("word_embedding_dimension 16"), "{e}");
         // With the pooling right, the weights are what is refused.
-        fs::write(&pooling, r#"{"pooling_mode_mean_tokens":true}"#).unwrap();
+        fs::write(&pooling, r#"{"pooling_mode_cls_token":true}"#).unwrap();
         let e = load();
         assert!(e.contains("model.safetensors"), "{e}");
+    }
+
+    /// The vectors artifacts hold were made under the recipe string the
+    /// default model had before folders' pooling and prompts were read: a
+    /// mean-pooled folder without prompts, read to 256 tokens, must keep
+    /// it, or every later build would embed every page again.
+    #[test]
+    fn a_plain_mean_pooled_folder_keeps_the_recipe_of_earlier_vectors() {
+        let plain = SentenceConfig {
+            max_tokens: CONTEXT_TOKENS,
+            ..SentenceConfig::default()
+        };
+        assert_eq!(
+            plain.recipe(),
+            "page:title+desc+headings+opening600;mean-pool;max256"
+        );
+        let cls = SentenceConfig {
+            pooling: docsnap_bert::Pooling::Cls,
+            ..plain.clone()
+        };
+        let prompted = SentenceConfig {
+            query_prompt: "query: ".into(),
+            ..plain.clone()
+        };
+        let short = SentenceConfig {
+            max_tokens: 128,
+            ..plain.clone()
+        };
+        let recipes = [&plain, &cls, &prompted, &short].map(SentenceConfig::recipe);
+        for (i, a) in recipes.iter().enumerate() {
+            for b in &recipes[i + 1..] {
+                assert_ne!(a, b, "two configurations share a recipe");
+            }
+        }
     }
 }

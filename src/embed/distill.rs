@@ -88,10 +88,19 @@ pub fn distill(
         bert,
         tokenizer,
         weights_sha256: teacher_sha256,
+        sentence,
         ..
     } = BertFolder::load(bert_dir, docsnap_bert::Precision::F32)?;
     let config = &bert.config;
     let config_path = bert_dir.join("config.json");
+    // Model2Vec's token vectors are the teacher's mean-pooled outputs of
+    // each token alone; a teacher pooled otherwise was not trained for that.
+    if sentence.pooling != docsnap_bert::Pooling::Mean {
+        return Err(EmbedError::invalid(
+            bert_dir,
+            "distillation needs a mean-pooled teacher; this folder's 1_Pooling names another pooling",
+        ));
+    }
     let tok_path = bert_dir.join(TOKENIZER_JSON);
     if opts.dims == 0 || opts.dims > config.hidden_size {
         return Err(EmbedError::invalid(

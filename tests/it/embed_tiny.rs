@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use docsnap::embed::{distill, DistillOptions, StaticModel, Weighting};
+use docsnap::embed::{distill, ContextualModel, DistillOptions, StaticModel, Weighting};
 use serde_json::json;
 
 const VOCAB: &[&str] = &[
@@ -250,4 +250,170 @@ fn too_many_dims_is_refused() {
         err.contains("config.json") && err.contains("256 dims"),
         "{err}"
     );
+}
+
+/// Token ids of `words` framed as the tiny tokenizer frames a text.
+fn ids(words: &[&str]) -> Vec<u32> {
+    let id = |w: &str| VOCAB.iter().position(|t| *t == w).unwrap() as u32;
+    let mut v = vec![id("[CLS]")];
+    v.extend(words.iter().map(|w| id(w)));
+    v.push(id("[SEP]"));
+    v
+}
+
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+fn close(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+}
+
+/// A folder is embedded as its sentence-transformers files say: [CLS]
+/// pooling is the first token's state, not the mean; prompts go before
+/// questions and pages (named, or the default prompt); `max_seq_length`
+/// cuts the text; and each of these changes the model's identity, so its
+/// vectors are never queried with another configuration's.
+#[test]
+fn a_folder_is_embedded_as_its_sentence_transformers_files_say() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tiny-bert");
+    fs::create_dir(&dir).unwrap();
+    make_teacher(&dir, 8, 8);
+    let bert = docsnap_bert::load_folder(
+        &dir,
+        docsnap_bert::read_config(&dir).unwrap(),
+        docsnap_bert::Precision::Int8,
+    )
+    .unwrap();
+    let seq = ids(&["play", "the", "sound"]);
+    let states = bert.hidden_states(&[&seq]);
+    let first = unit(states[..8].to_vec());
+    let mean = unit(
+        (0..8)
+            .map(|c| states.chunks_exact(8).map(|r| r[c]).sum::<f32>() / seq.len() as f32)
+            .collect(),
+    );
+
+    let plain = ContextualModel::load(&dir).unwrap();
+    assert!(close(&plain.embed("play the sound"), &mean), "mean pooling");
+    fs::create_dir(dir.join("1_Pooling")).unwrap();
+    fs::write(
+        dir.join("1_Pooling/config.json"),
+        r#"{"word_embedding_dimension": 8, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#,
+    )
+    .unwrap();
+    let cls = ContextualModel::load(&dir).unwrap();
+    assert!(close(&cls.embed("play the sound"), &first), "[CLS] pooling");
+    assert!(!close(&first, &mean));
+
+    let st = dir.join("config_sentence_transformers.json");
+    fs::write(
+        &st,
+        r#"{"prompts": {"query": "play ", "document": "label "}}"#,
+    )
+    .unwrap();
+    let prompted = ContextualModel::load(&dir).unwrap();
+    assert_eq!(
+        &*prompted.embed_query("the sound"),
+        &cls.embed("play the sound")[..]
+    );
+    assert_eq!(
+        prompted.embed_document("the file"),
+        cls.embed("label the file")
+    );
+    fs::write(
+        &st,
+        r#"{"prompts": {"jumping": "jump ", "passage": "text "}, "default_prompt_name": "jumping"}"#,
+    )
+    .unwrap();
+    let default = ContextualModel::load(&dir).unwrap();
+    assert_eq!(
+        &*default.embed_query("the sound"),
+        &cls.embed("jump the sound")[..]
+    );
+    assert_eq!(
+        default.embed_document("the file"),
+        cls.embed("text the file")
+    );
+
+    fs::write(
+        dir.join("sentence_bert_config.json"),
+        r#"{"max_seq_length": 4}"#,
+    )
+    .unwrap();
+    let short = ContextualModel::load(&dir).unwrap();
+    assert_eq!(
+        short.embed("play the sound the audio"),
+        short.embed("play the")
+    );
+    assert_ne!(cls.embed("play the sound the audio"), cls.embed("play the"));
+
+    let id = |m: &ContextualModel| m.identity().vectors_sha256;
+    let all = [
+        id(&plain),
+        id(&cls),
+        id(&prompted),
+        id(&default),
+        id(&short),
+    ];
+    for (i, a) in all.iter().enumerate() {
+        assert!(
+            !all[i + 1..].contains(a),
+            "configuration {i} shares an identity"
+        );
+    }
+}
+
+/// A module docsnap does not run is refused by name, not skipped: a
+/// `Dense` projection after pooling changes every vector.
+#[test]
+fn a_module_docsnap_does_not_run_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    make_teacher(tmp.path(), 8, 8);
+    let modules = |last: &str| {
+        format!(
+            r#"[{{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}},
+                {{"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}},
+                {last}]"#
+        )
+    };
+    let path = tmp.path().join("modules.json");
+    fs::write(
+        &path,
+        modules(r#"{"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}"#),
+    )
+    .unwrap();
+    ContextualModel::load(tmp.path()).unwrap();
+    fs::write(
+        &path,
+        modules(r#"{"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}"#),
+    )
+    .unwrap();
+    let err = ContextualModel::load(tmp.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("modules.json") && err.contains("2_Dense") && err.contains("Dense"),
+        "{err}"
+    );
+    // Distillation mean-pools each token: a [CLS]-pooled teacher is refused.
+    fs::remove_file(&path).unwrap();
+    fs::create_dir(tmp.path().join("1_Pooling")).unwrap();
+    fs::write(
+        tmp.path().join("1_Pooling/config.json"),
+        r#"{"pooling_mode_cls_token": true}"#,
+    )
+    .unwrap();
+    let err = distill(
+        tmp.path(),
+        &tmp.path().join("o"),
+        &DistillOptions {
+            dims: 4,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("mean-pooled teacher"), "{err}");
 }

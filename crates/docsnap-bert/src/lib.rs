@@ -256,6 +256,17 @@ struct Layer {
     out_norm: Norm,
 }
 
+/// How a sequence's token states become one vector: what a
+/// sentence-transformers model's `1_Pooling/config.json` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pooling {
+    /// The mean of every token's state (`pooling_mode_mean_tokens`).
+    #[default]
+    Mean,
+    /// The first token's ([CLS]) state (`pooling_mode_cls_token`).
+    Cls,
+}
+
 /// A loaded BERT encoder.
 pub struct Bert {
     /// Its configuration.
@@ -552,12 +563,45 @@ impl Bert {
     }
 
     /// The mean of the last hidden states of each sequence of token ids
-    /// (not normalized). Sequences are independent; passing several lets
-    /// the matrix products serve all their tokens with one read of the
-    /// weights. Panics on an id outside the vocabulary or a sequence longer
-    /// than the position table, which callers rule out (the tokenizer and
-    /// truncation).
+    /// (not normalized): [`Bert::pooled`] with [`Pooling::Mean`].
     pub fn mean_pooled(&self, seqs: &[&[u32]]) -> Vec<Vec<f32>> {
+        self.pooled(seqs, Pooling::Mean)
+    }
+
+    /// One vector per sequence of token ids: its last hidden states reduced
+    /// by `pooling` (not normalized). Sequences are independent; passing
+    /// several lets the matrix products serve all their tokens with one
+    /// read of the weights. Panics on an id outside the vocabulary or a
+    /// sequence longer than the position table, which callers rule out (the
+    /// tokenizer and truncation).
+    pub fn pooled(&self, seqs: &[&[u32]], pooling: Pooling) -> Vec<Vec<f32>> {
+        let x = self.hidden_states(seqs);
+        let h = self.config.hidden_size;
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut start = 0;
+        for s in seqs {
+            let rows = &x[start * h..(start + s.len()) * h];
+            out.push(match pooling {
+                Pooling::Mean => {
+                    let mut m = vec![0f32; h];
+                    for row in rows.chunks_exact(h) {
+                        add_into(&mut m, row);
+                    }
+                    let n = s.len().max(1) as f32;
+                    m.iter_mut().for_each(|v| *v /= n);
+                    m
+                }
+                // An empty sequence has no first token: the zero vector.
+                Pooling::Cls => rows.get(..h).map(<[f32]>::to_vec).unwrap_or(vec![0.0; h]),
+            });
+            start += s.len();
+        }
+        out
+    }
+
+    /// The last hidden states of every token of `seqs`, one `hidden_size`
+    /// row per token, the sequences' rows one after another.
+    pub fn hidden_states(&self, seqs: &[&[u32]]) -> Vec<f32> {
         // A question runs on the caller's thread alone: waking another
         // core for each of the ~24 products of a pass cost about what it
         // saved, and a server answers other questions on the other core.
@@ -574,7 +618,7 @@ impl Bert {
         out
     }
 
-    fn forward(&self, seqs: &[&[u32]]) -> Vec<Vec<f32>> {
+    fn forward(&self, seqs: &[&[u32]]) -> Vec<f32> {
         let h = self.config.hidden_size;
         let rows: usize = seqs.iter().map(|s| s.len()).sum();
         let mut x = vec![0f32; rows * h];
@@ -620,19 +664,7 @@ impl Bert {
             layer.down.apply(&up, rows, &mut tmp, false);
             add_norm(&mut x, &tmp, h, &layer.out_norm, self.eps);
         }
-        let mut out = Vec::with_capacity(seqs.len());
-        let mut start = 0;
-        for s in seqs {
-            let mut m = vec![0f32; h];
-            for row in x[start * h..(start + s.len()) * h].chunks_exact(h) {
-                add_into(&mut m, row);
-            }
-            let n = s.len().max(1) as f32;
-            m.iter_mut().for_each(|v| *v /= n);
-            out.push(m);
-            start += s.len();
-        }
-        out
+        x
     }
 }
 
