@@ -112,18 +112,41 @@ enum Cmd {
         #[arg(long, default_value = "snapshots")]
         artifacts: PathBuf,
     },
-    /// Search the newest artifacts, as search_docs would.
+    /// Search the newest agent-docs artifacts (Claude Code, Cursor, Codex,
+    /// MCP), as search_docs would; `docsnap call` runs the other tools
+    /// (search_godot_docs, docs_search, …).
     Search {
+        /// The question, in any words.
         query: String,
+        /// Only this product's docs: claude-code, cursor, codex or mcp.
         #[arg(long)]
         product: Option<String>,
+        /// Passages to return (1–20).
         #[arg(long, default_value_t = 8)]
         limit: u32,
         /// Print the tool's JSON result.
         #[arg(long)]
         json: bool,
+        /// Longer passages, as the tool's `response_format: detailed`.
         #[arg(long)]
         detailed: bool,
+        /// Where the artifacts are.
+        #[arg(long, default_value = "snapshots")]
+        artifacts: PathBuf,
+    },
+    /// Run one of the server's tools in process and print its JSON result:
+    /// what an MCP client would get, without one (exit 0 a result, 1 the
+    /// tool's error, 2 trouble).
+    Call {
+        /// The tool: one the loaded artifacts offer (search_docs,
+        /// read_section, search_godot_docs, fetch_godot_doc,
+        /// get_godot_class, get_godot_class_member, docs_search,
+        /// docs_changes).
+        tool: String,
+        /// Its arguments, a JSON object, e.g. '{"query": "signals", "limit": 3}'.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// Where the artifacts are.
         #[arg(long, default_value = "snapshots")]
         artifacts: PathBuf,
     },
@@ -435,6 +458,37 @@ fn run(cli: Cli) -> Result<i32> {
                     }
                 }
             }
+            Ok(0)
+        }
+        Cmd::Call {
+            tool,
+            args,
+            artifacts,
+        } => {
+            let args: serde_json::Value = serde_json::from_str(&args)
+                .with_context(|| format!("the arguments of {tool} are not JSON: {args}"))?;
+            let serde_json::Value::Object(args) = args else {
+                bail!("the arguments of {tool} must be a JSON object, not {args}");
+            };
+            let lib = load_library(&artifacts, Some(&model))?;
+            let registry = ToolRegistry::new(&docsnap::serve::families_for(&lib));
+            let Some(result) = registry.call(&lib, &tool, Some(args)) else {
+                bail!(
+                    "no tool `{tool}` for the artifacts in {}; they offer {}",
+                    artifacts.display(),
+                    registry.names().join(", ")
+                );
+            };
+            if result.is_error == Some(true) {
+                for c in &result.content {
+                    if let Some(t) = c.as_text() {
+                        eprintln!("docsnap: {tool}: {}", t.text);
+                    }
+                }
+                return Ok(1);
+            }
+            let value = result.structured_content.unwrap_or_default();
+            println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(0)
         }
         Cmd::Diff { a, b, format } => {

@@ -270,4 +270,30 @@ fn mcp_builds_from_the_mirror_and_serves_over_stdio() {
         .as_str()
         .unwrap()
         .contains("limit"));
+
+    // `docsnap call` runs a tool in process: what the server answered.
+    let args = json!({"url": page_url, "heading": "Model Preferences"});
+    let over_stdio = c.call("read_section", args.clone())["result"]["structuredContent"].clone();
+    let (code, stdout, stderr) = run_docsnap(&[
+        "call",
+        "read_section",
+        &args.to_string(),
+        "--artifacts",
+        outs,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let in_process: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(in_process, over_stdio);
+    // The tool's own error exits 1 and names the field; a tool these
+    // artifacts do not offer exits 2 and names those they do.
+    let bad = r#"{"query": "x", "limit": 50}"#;
+    let (code, _, stderr) = run_docsnap(&["call", "search_docs", bad, "--artifacts", outs]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("limit"), "{stderr}");
+    let (code, _, stderr) = run_docsnap(&["call", "search_godot_docs", "--artifacts", outs]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("search_godot_docs") && stderr.contains("search_docs, read_section"),
+        "{stderr}"
+    );
 }
