@@ -98,7 +98,8 @@ impl SentenceConfig {
                 }
             }
         }
-        let pooling = read_pooling(&pooling_dir.join("config.json"), bert.hidden_size)?;
+        let pooling_path = pooling_dir.join("config.json");
+        let pooling = read_pooling(&pooling_path, bert.hidden_size)?;
         let st = dir.join("config_sentence_transformers.json");
         let (mut query_prompt, mut document_prompt) = (String::new(), String::new());
         if let Some(v) = read_json(&st)? {
@@ -119,6 +120,18 @@ impl SentenceConfig {
                 .find_map(|n| prompt(n))
                 .or(default)
                 .unwrap_or_default();
+        }
+        // A mean that leaves the prompt's tokens out is not the mean docsnap
+        // takes; with [CLS] pooling, or no prompt, it makes no difference.
+        let include_prompt = read_json(&pooling_path)?
+            .and_then(|v| v.get("include_prompt").and_then(|b| b.as_bool()))
+            .unwrap_or(true);
+        let prompted = !query_prompt.is_empty() || !document_prompt.is_empty();
+        if !include_prompt && prompted && pooling == docsnap_bert::Pooling::Mean {
+            return Err(EmbedError::invalid(
+                &pooling_path,
+                "include_prompt is false: the mean leaves the prompt's tokens out, which docsnap does not do",
+            ));
         }
         let sb = dir.join("sentence_bert_config.json");
         let seq = read_json(&sb)?

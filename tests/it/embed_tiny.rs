@@ -351,6 +351,18 @@ fn a_folder_is_embedded_as_its_sentence_transformers_files_say() {
     );
     assert_ne!(cls.embed("play the sound the audio"), cls.embed("play the"));
 
+    // A mean that would leave the prompt's tokens out is refused by name.
+    fs::write(
+        dir.join("1_Pooling/config.json"),
+        r#"{"pooling_mode_mean_tokens": true, "include_prompt": false}"#,
+    )
+    .unwrap();
+    let err = ContextualModel::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("1_Pooling") && err.contains("include_prompt"),
+        "{err}"
+    );
+
     let id = |m: &ContextualModel| m.identity().vectors_sha256;
     let all = [
         id(&plain),
