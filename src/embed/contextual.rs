@@ -103,17 +103,29 @@ impl SentenceConfig {
         let st = dir.join("config_sentence_transformers.json");
         let (mut query_prompt, mut document_prompt) = (String::new(), String::new());
         if let Some(v) = read_json(&st)? {
-            let prompts = v.get("prompts").and_then(|p| p.as_object());
+            let bad = |what: String| Err(EmbedError::invalid(&st, what));
+            let prompts = match v.get("prompts") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::Object(p)) => Some(p),
+                Some(other) => return bad(format!("prompts is {other}, not an object")),
+            };
+            if let Some((name, p)) = prompts.into_iter().flatten().find(|(_, p)| !p.is_string()) {
+                return bad(format!("prompt {name:?} is {p}, not a string"));
+            }
             let prompt = |name: &str| {
                 prompts
                     .and_then(|p| p.get(name))
                     .and_then(|p| p.as_str())
                     .map(str::to_string)
             };
-            let default = v
-                .get("default_prompt_name")
-                .and_then(|n| n.as_str())
-                .and_then(&prompt);
+            let default = match v.get("default_prompt_name") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(n)) => match prompt(n) {
+                    Some(p) => Some(p),
+                    None => return bad(format!("default_prompt_name {n:?} names no prompt")),
+                },
+                Some(other) => return bad(format!("default_prompt_name is {other}, not a name")),
+            };
             query_prompt = prompt("query").or(default.clone()).unwrap_or_default();
             document_prompt = ["document", "passage", "corpus"]
                 .iter()

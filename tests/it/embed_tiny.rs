@@ -338,6 +338,25 @@ fn a_folder_is_embedded_as_its_sentence_transformers_files_say() {
         default.embed_document("the file"),
         cls.embed("text the file")
     );
+    // A prompts file that says something docsnap cannot follow is refused,
+    // naming the file and what is wrong.
+    let valid = fs::read(&st).unwrap();
+    for (text, says) in [
+        (r#"{"prompts": ["query: "]}"#, "not an object"),
+        (r#"{"prompts": {"query": 3}}"#, "\"query\" is 3"),
+        (
+            r#"{"prompts": {}, "default_prompt_name": "query"}"#,
+            "names no prompt",
+        ),
+    ] {
+        fs::write(&st, text).unwrap();
+        let err = ContextualModel::load(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("config_sentence_transformers.json") && err.contains(says),
+            "{text}: {err}"
+        );
+    }
+    fs::write(&st, valid).unwrap();
 
     fs::write(
         dir.join("sentence_bert_config.json"),
