@@ -138,10 +138,8 @@ enum Cmd {
     /// what an MCP client would get, without one (exit 0 a result, 1 the
     /// tool's error, 2 trouble).
     Call {
-        /// The tool: one the loaded artifacts offer (search_docs,
-        /// read_section, search_godot_docs, fetch_godot_doc,
-        /// get_godot_class, get_godot_class_member, docs_search,
-        /// docs_changes).
+        /// The tool, e.g. search_godot_docs: one the loaded artifacts offer
+        /// (another name is answered with the list of those).
         tool: String,
         /// Its arguments, a JSON object, e.g. '{"query": "signals", "limit": 3}'.
         #[arg(default_value = "{}")]

@@ -99,7 +99,8 @@ impl SentenceConfig {
             }
         }
         let pooling_path = pooling_dir.join("config.json");
-        let pooling = read_pooling(&pooling_path, bert.hidden_size)?;
+        let pooling_json = read_json(&pooling_path)?;
+        let pooling = read_pooling(&pooling_path, pooling_json.as_ref(), bert.hidden_size)?;
         let st = dir.join("config_sentence_transformers.json");
         let (mut query_prompt, mut document_prompt) = (String::new(), String::new());
         if let Some(v) = read_json(&st)? {
@@ -135,7 +136,8 @@ impl SentenceConfig {
         }
         // A mean that leaves the prompt's tokens out is not the mean docsnap
         // takes; with [CLS] pooling, or no prompt, it makes no difference.
-        let include_prompt = read_json(&pooling_path)?
+        let include_prompt = pooling_json
+            .as_ref()
             .and_then(|v| v.get("include_prompt").and_then(|b| b.as_bool()))
             .unwrap_or(true);
         let prompted = !query_prompt.is_empty() || !document_prompt.is_empty();
@@ -267,11 +269,15 @@ impl BertFolder {
     }
 }
 
-/// The pooling a `1_Pooling/config.json` names (mean when there is no such
-/// file: a plain BERT folder), refusing a mode docsnap does not run or a
-/// width that is not the model's.
-fn read_pooling(path: &Path, hidden: usize) -> Result<docsnap_bert::Pooling, EmbedError> {
-    let Some(v) = read_json(path)? else {
+/// The pooling the `1_Pooling/config.json` at `path` names, its contents
+/// `v` (mean when there is no such file: a plain BERT folder), refusing a
+/// mode docsnap does not run or a width that is not the model's.
+fn read_pooling(
+    path: &Path,
+    v: Option<&serde_json::Value>,
+    hidden: usize,
+) -> Result<docsnap_bert::Pooling, EmbedError> {
+    let Some(v) = v else {
         return Ok(docsnap_bert::Pooling::Mean);
     };
     let on = |key: &str| v.get(key).and_then(|m| m.as_bool()) == Some(true);
