@@ -298,6 +298,8 @@ pub async fn build_version(
     // model: that snapshot is the answer. Nothing is re-indexed, re-embedded
     // or written twice (`force` writes a new one anyway).
     let embedding = opts.model.as_deref().map(crate::embed::Embedder::info);
+    let adapter = query_adapter(source, embedding.as_ref(), &mut warnings)?;
+    let adapter_sha = adapter.as_deref().map(crate::util::sha256_hex);
     let unchanged_dir = reusable
         .filter(|p| {
             writable
@@ -310,6 +312,7 @@ pub async fn build_version(
                 && p.manifest.editions == source.editions
                 && p.manifest.tools == Some(source.tools)
                 && p.manifest.code_apart == source.code_apart
+                && p.manifest.files.get(crate::embed::adapter::ADAPTER_FILE) == adapter_sha.as_ref()
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
                 // as "unchanged" run after run.
@@ -415,6 +418,9 @@ pub async fn build_version(
             let (files, embedded) = m.embed_artifact(&pages, &sections, same_model)?;
             timings.embedded = embedded;
             extras.extend(files);
+            if let Some(bytes) = adapter {
+                extras.push((crate::embed::adapter::ADAPTER_FILE, bytes));
+            }
         }
         timings.embed_ms = ms(t_embed);
         let meta = ArtifactMeta {
@@ -532,6 +538,35 @@ pub fn build_sources(
 }
 
 /// Milliseconds since `t`.
+/// The bytes of the source's query adapter when this build's embedding is
+/// the one it was learned for. A configured file that cannot be read is an
+/// error; an adapter of another embedding (a build with another `--model`)
+/// is left out with a warning, and the artifact is ranked unadapted.
+fn query_adapter(
+    source: &Source,
+    embedding: Option<&crate::model::EmbeddingInfo>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<u8>>, BuildError> {
+    let (Some(path), Some(info)) = (&source.query_adapter, embedding) else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(path).map_err(|e| crate::embed::EmbedError::io(path, e))?;
+    let a = crate::embed::adapter::QueryAdapter::from_bytes(path, &bytes)?;
+    if a.vectors_sha256() != info.vectors_sha256 || a.dims() != info.dims as usize {
+        warnings.push(format!(
+            "{}: learned for the vectors {} ({} dims), this build's model {} makes {} ({} dims): not used",
+            path.display(),
+            a.vectors_sha256(),
+            a.dims(),
+            info.model,
+            info.vectors_sha256,
+            info.dims
+        ));
+        return Ok(None);
+    }
+    Ok(Some(bytes))
+}
+
 fn ms(t: std::time::Instant) -> u64 {
     t.elapsed().as_millis() as u64
 }

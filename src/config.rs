@@ -91,6 +91,11 @@ pub struct Source {
     /// Search then shows such a page once. Written into every manifest.
     #[serde(default)]
     pub editions: Option<String>,
+    /// A query adapter (`scripts/train-query-adapter.py`) the build copies
+    /// into the artifact when it embeds with the model the adapter was
+    /// learned for; relative to sources.yaml's folder.
+    #[serde(default)]
+    pub query_adapter: Option<PathBuf>,
 }
 
 /// One documentation version of a source.
@@ -261,7 +266,16 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        Config::parse(&text, path)
+        let mut cfg = Config::parse(&text, path)?;
+        // Files the configuration names are found beside it, wherever the
+        // build runs from.
+        let base = path.parent().unwrap_or(Path::new(""));
+        for s in &mut cfg.sources {
+            if let Some(a) = s.query_adapter.as_mut().filter(|a| a.is_relative()) {
+                *a = base.join(&*a);
+            }
+        }
+        Ok(cfg)
     }
 
     /// Parse and validate configuration text; `path` is only used in messages.

@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adapter;
 pub mod contextual;
 pub mod distill;
 pub mod query_cache;

@@ -88,6 +88,9 @@ pub struct LoadedSource {
     pub vectors: Option<crate::embed::store::VectorStore>,
     /// What a row of `vectors` stands for.
     pub vector_unit: crate::model::VectorUnit,
+    /// The artifact's query adapter, applied to a question before it is
+    /// compared with `vectors` (present only with them).
+    pub adapter: Option<crate::embed::adapter::QueryAdapter>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -191,6 +194,7 @@ impl LoadedSource {
     /// to say: no vectors and no model, or no artifact on disk).
     fn attach_vectors(&mut self, model: Option<&crate::embed::Embedder>) -> Option<String> {
         self.vectors = None;
+        self.adapter = None;
         let dir = self.dir.as_deref()?;
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
@@ -217,7 +221,15 @@ impl LoadedSource {
                     Ok(v) if v.len() == rows && v.dims() == id.dims && info.unit == m.unit() => {
                         self.vectors = Some(v);
                         self.vector_unit = info.unit;
-                        None
+                        match self.load_adapter(dir, &info) {
+                            Ok(a) => {
+                                self.adapter = a;
+                                None
+                            }
+                            Err(e) => Some(format!(
+                                "{name}: {e}; questions compared unadapted"
+                            )),
+                        }
                     }
                     Ok(v) => Some(format!(
                         "{name}: {} holds {} vectors of {} dims for {rows} {what}; served lexically",
@@ -229,6 +241,31 @@ impl LoadedSource {
                 }
             }
         }
+    }
+
+    /// The artifact's query adapter, when its manifest lists one (its
+    /// sha256 was checked with the artifact's other files when it was
+    /// opened), and only for the embedding it was learned for.
+    fn load_adapter(
+        &self,
+        dir: &std::path::Path,
+        info: &crate::model::EmbeddingInfo,
+    ) -> Result<Option<crate::embed::adapter::QueryAdapter>, String> {
+        use crate::embed::adapter::{QueryAdapter, ADAPTER_FILE};
+        if !self.manifest.files.contains_key(ADAPTER_FILE) {
+            return Ok(None);
+        }
+        let path = dir.join(ADAPTER_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let a = QueryAdapter::from_bytes(&path, &bytes).map_err(|e| e.to_string())?;
+        if a.vectors_sha256() != info.vectors_sha256 || a.dims() != info.dims as usize {
+            return Err(format!(
+                "{}: learned for other vectors ({}) than the artifact's",
+                path.display(),
+                a.vectors_sha256()
+            ));
+        }
+        Ok(Some(a))
     }
 
     /// Attach the structured class reference.
@@ -283,6 +320,7 @@ impl LoadedSource {
             editions: None,
             vectors: None,
             vector_unit: crate::model::VectorUnit::Section,
+            adapter: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,

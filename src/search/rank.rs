@@ -807,7 +807,11 @@ impl Library {
             };
             let all = src.vector_unit == VectorUnit::Page;
             by_page |= all;
-            let scored = v.top_k(qv, if all { v.len() } else { k }, accept);
+            // A source with a query adapter compares the question as its
+            // adapter moves it (see `embed::adapter`).
+            let adapted = src.adapter.as_ref().map(|a| a.apply(qv));
+            let q = adapted.as_deref().unwrap_or(qv);
+            let scored = v.top_k(q, if all { v.len() } else { k }, accept);
             for (n, (cos, row)) in scored.into_iter().enumerate() {
                 let Some(sec) = section_of(row) else { continue };
                 if all {

@@ -283,3 +283,149 @@ fn the_default_model_is_found_and_can_be_turned_off() {
     assert!(err.contains("no artifacts at"), "{err}");
     assert!(!err.contains("embedding model ("), "{err}");
 }
+
+/// A source's `query_adapter`: found beside the sources.yaml that names it,
+/// copied into the artifact (checksummed) without embedding anything again,
+/// applied to every question compared with that artifact's vectors; one
+/// learned for other vectors is left out with a warning; a damaged copy in
+/// the artifact is said and not used; a configured file that is missing
+/// fails the build naming it.
+#[test]
+fn a_query_adapter_is_copied_checked_and_applied() {
+    use docsnap::embed::adapter::{QueryAdapter, ADAPTER_FILE};
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED a_query_adapter_is_copied_checked_and_applied: no BERT model");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let snaps = tmp.path().join("snapshots");
+    let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
+    let info = model.info();
+    let dims = info.dims as usize;
+    // A real move: the components in reverse order.
+    let mut w = vec![0f32; dims * dims];
+    for i in 0..dims {
+        w[i * dims + (dims - 1 - i)] = 1.0;
+    }
+    let adapter = QueryAdapter::new(dims, w, &info.vectors_sha256);
+    let cfg_dir = tmp.path().join("cfg");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let project = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
+    )
+    .unwrap();
+    let with_adapter = project.replace(
+        "    tools: leapview\n",
+        "    tools: leapview\n    query_adapter: adapter.safetensors\n",
+    );
+    assert_ne!(with_adapter, project, "the leapview entry was not found");
+    let cfg = cfg_dir.join("sources.yaml");
+    std::fs::write(&cfg, &with_adapter).unwrap();
+    let build = |extra: &[&str]| {
+        let out = snaps.to_str().unwrap();
+        let mut args = vec!["--model", teacher.to_str().unwrap()];
+        args.extend(["--config", cfg.to_str().unwrap(), "build"]);
+        args.extend(["--mirror", &mirror.url, "--out", out, "--rate", "0"]);
+        args.extend(["--source", "leapview"]);
+        args.extend(extra);
+        run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
+    };
+
+    // Named but missing: the build fails and names the file.
+    let (code, _, err) = build(&[]);
+    assert_ne!(code, 0, "a missing adapter was ignored");
+    assert!(err.contains("adapter.safetensors"), "{err}");
+
+    // Learned for other vectors: left out, said.
+    let other = QueryAdapter::new(dims, vec![0.0; dims * dims], "not-these-vectors");
+    std::fs::write(cfg_dir.join("adapter.safetensors"), other.to_bytes()).unwrap();
+    let (code, _, err) = build(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("not-these-vectors") && err.contains("not used"),
+        "{err}"
+    );
+    for d in docsnap::artifact::newest_artifacts(&snaps).unwrap() {
+        let m = docsnap::artifact::verify(&d).unwrap();
+        assert!(!m.files.contains_key(ADAPTER_FILE), "{}", d.display());
+    }
+
+    // Learned for these vectors: a new snapshot that carries it, with
+    // nothing embedded again.
+    let bytes = adapter.to_bytes();
+    std::fs::write(cfg_dir.join("adapter.safetensors"), &bytes).unwrap();
+    let (code, _, err) = build(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("(0 texts)").count(), 2, "{err}");
+    assert!(
+        !err.contains("unchanged:"),
+        "kept the snapshot without the adapter:\n{err}"
+    );
+    let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
+    for d in &dirs {
+        let m = docsnap::artifact::verify(d).unwrap();
+        assert_eq!(
+            m.files.get(ADAPTER_FILE),
+            Some(&docsnap::util::sha256_hex(&bytes))
+        );
+    }
+    // Built again with the same adapter: unchanged.
+    let (code, _, err) = build(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("unchanged:").count(), 2, "{err}");
+
+    // Served: the cosine fused is the adapted question's.
+    let (lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let q = "how do I ship my app to users";
+    let qv = model.embed_query(q);
+    let moved = adapter.apply(&qv);
+    let hits = lib
+        .rank_pages(&[0], q, None, 10, lib.rank.leapview)
+        .unwrap();
+    let src = &lib.sources[0];
+    assert!(src.adapter.is_some());
+    let v = src.vectors.as_ref().unwrap();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    // The int8 rows and question leave ~1e-3 of error: the page checked is
+    // the one whose adapted and unadapted cosines differ most.
+    let gap = |h: &&docsnap::search::rank::PageHit| {
+        let row = v.row(h.page);
+        (dot(&moved, &row) - dot(&qv, &row)).abs()
+    };
+    let h = hits
+        .iter()
+        .filter(|h| h.cosine != 0.0)
+        .max_by(|a, b| gap(a).total_cmp(&gap(b)))
+        .expect("a page cosine fused");
+    let row = v.row(h.page);
+    let (adapted, plain) = (dot(&moved, &row), dot(&qv, &row));
+    assert!(
+        (adapted - plain).abs() > 0.01 && (h.cosine - adapted).abs() < 0.003,
+        "fused {} is not the adapted cosine {adapted} (unadapted {plain})",
+        h.cosine
+    );
+
+    // A damaged copy: that snapshot is refused, named, and its version is
+    // served by the one before it, which has no adapter.
+    let copy = dirs[0].join(ADAPTER_FILE);
+    let mut b = std::fs::read(&copy).unwrap();
+    let last = b.len() - 1;
+    b[last] ^= 0x40;
+    std::fs::write(&copy, b).unwrap();
+    let (lib, warnings) = Library::load_dir_with(&snaps, Some(model)).unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(ADAPTER_FILE) && w.contains("does not match")),
+        "{warnings:?}"
+    );
+    assert_eq!(lib.sources.len(), 2, "both versions still served");
+    assert_eq!(
+        lib.sources.iter().filter(|s| s.adapter.is_some()).count(),
+        1,
+        "the damaged snapshot's adapter was used"
+    );
+    assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
+}
