@@ -142,6 +142,13 @@ fn main() {
             },
         ),
         (
+            "questions not moved by the sources' query adapters",
+            RankConfig {
+                query_adapters: false,
+                ..shipped.clone()
+            },
+        ),
+        (
             "lexical, split sections not units",
             RankConfig {
                 units: false,
@@ -402,6 +409,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
     match key {
         "typos" => c.typos = b(),
         "aliases" => c.aliases = b(),
+        "query_adapters" => c.query_adapters = b(),
         "units" => c.units = b(),
         "page_union" => c.page_union = f(),
         "coverage_power" => c.coverage_power = f(),

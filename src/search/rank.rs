@@ -64,6 +64,9 @@ pub struct RankConfig {
     /// Match an old name the docs declare ([`crate::aliases`]) to its new
     /// names too.
     pub aliases: bool,
+    /// Move the question with an artifact's query adapter before comparing
+    /// it with that artifact's vectors ([`crate::embed::adapter`]).
+    pub query_adapters: bool,
     /// Treat the parts of a split section as one answer.
     pub units: bool,
     /// How much a page gains for query words its other matching units
@@ -121,6 +124,7 @@ impl Default for RankConfig {
         RankConfig {
             typos: true,
             aliases: true,
+            query_adapters: true,
             units: true,
             page_union: 0.5,
             coverage_power: 2.0,
@@ -809,7 +813,9 @@ impl Library {
             by_page |= all;
             // A source with a query adapter compares the question as its
             // adapter moves it (see `embed::adapter`).
-            let adapted = src.adapter.as_ref().map(|a| a.apply(qv));
+            let adapted = (src.adapter.as_ref())
+                .filter(|_| self.rank.query_adapters)
+                .map(|a| a.apply(qv));
             let q = adapted.as_deref().unwrap_or(qv);
             let scored = v.top_k(q, if all { v.len() } else { k }, accept);
             for (n, (cos, row)) in scored.into_iter().enumerate() {

@@ -407,6 +407,30 @@ fn a_query_adapter_is_copied_checked_and_applied() {
         h.cosine
     );
 
+    // The lever off: the same page is compared unmoved.
+    let off = Library {
+        rank: docsnap::search::rank::RankConfig {
+            query_adapters: false,
+            ..Default::default()
+        },
+        ..Library::load_dir_with(&snaps, Some(model.clone()))
+            .unwrap()
+            .0
+    };
+    // (Every page of the version competes: it has 45.)
+    let hits = off
+        .rank_pages(&[0], q, None, 100, off.rank.leapview)
+        .unwrap();
+    let h2 = hits
+        .iter()
+        .find(|x| x.page == h.page)
+        .expect("the page is ranked");
+    assert!(
+        (h2.cosine - plain).abs() < 0.003,
+        "{} vs {plain}",
+        h2.cosine
+    );
+
     // A damaged copy: that snapshot is refused, named, and its version is
     // served by the one before it, which has no adapter.
     let copy = dirs[0].join(ADAPTER_FILE);

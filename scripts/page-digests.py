@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Page digests that training questions are written from.
+
+    scripts/page-digests.py SNAPSHOTS OUT_DIR
+
+One block per page of every agent-docs and Godot artifact under SNAPSHOTS
+(URL, title, description, up to 45 headings, the first 450 characters),
+dealt into eight files (OUT_DIR/digest-0.txt ...), four of Godot pages and
+four of the agent-docs ones, one per question writer. adapters/README.md
+says how the questions were written from them.
+"""
+import glob, json, os, re, sys
+
+
+def main():
+    snaps, out_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(out_dir, exist_ok=True)
+    out = {}
+    for src in ["godot", "claude-code", "codex", "cursor", "mcp"]:
+        d = sorted(glob.glob(f"{snaps}/{src}/*/*/"))[-1]
+        heads = {}
+        for line in open(d + "sections.jsonl"):
+            s = json.loads(line)
+            if s.get("part", 0) != 0 or len(s["heading_path"]) < 2:
+                continue
+            h = heads.setdefault(s["url"], [])
+            if s["heading_path"][-1] not in h:
+                h.append(s["heading_path"][-1])
+        pages = []
+        for line in open(d + "pages.jsonl"):
+            p = json.loads(line)
+            md = re.sub(r"\s+", " ", p["markdown"])[:450]
+            hs = [h[:60] for h in heads.get(p["url"], [])][:45]
+            pages.append(
+                f"URL: {p['url']}\nTITLE: {p['title']}\n"
+                f"DESCRIPTION: {(p.get('description') or '')[:300]}\n"
+                f"HEADINGS: {' | '.join(hs)}\nOPENING: {md}\n"
+            )
+        out[src] = pages
+    godot = out["godot"]
+    agent = out["claude-code"] + out["codex"] + out["cursor"] + out["mcp"]
+    chunks = [godot[i::4] for i in range(4)] + [agent[i::4] for i in range(4)]
+    for i, c in enumerate(chunks):
+        with open(os.path.join(out_dir, f"digest-{i}.txt"), "w") as f:
+            f.write("\n".join(c))
+    print(f"{len(godot)} Godot pages, {len(agent)} agent-docs pages", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Merge question writers' files into one training set, minus questions
+that nearly repeat an evaluation question.
+
+    scripts/training-questions.py OUT WRITER.jsonl... --not-like EVAL.jsonl...
+
+A writer's file holds `{"query", "url"}` lines. A question whose words
+overlap an evaluation question's by half or more (Jaccard of lower-cased
+word sets) is dropped: two people asking about one page phrase it alike
+now and then, and a training question that repeats an evaluation question
+would make the evaluation read better than docsnap is. Written sorted by
+URL, then question.
+"""
+import argparse, json, re
+
+
+def words(s):
+    return set(re.findall(r"[a-z0-9]+", s.lower()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("writers", nargs="+")
+    ap.add_argument("--not-like", nargs="+", default=[], metavar="EVAL")
+    a = ap.parse_args()
+    held = []
+    for f in a.not_like:
+        for line in open(f):
+            q = json.loads(line).get("args", {}).get("query")
+            if q:
+                held.append(words(q))
+    kept, dropped = [], 0
+    for f in a.writers:
+        for n, line in enumerate(open(f), 1):
+            if not line.strip():
+                continue
+            t = json.loads(line)
+            if not isinstance(t.get("query"), str) or not isinstance(t.get("url"), str):
+                raise SystemExit(f"{f}:{n}: a line needs a string `query` and `url`")
+            w = words(t["query"])
+            if any(len(w & h) / max(1, len(w | h)) >= 0.5 for h in held):
+                dropped += 1
+                continue
+            kept.append({"query": t["query"].strip(), "url": t["url"]})
+    kept.sort(key=lambda t: (t["url"], t["query"]))
+    with open(a.out, "w") as f:
+        for t in kept:
+            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+    print(f"{len(kept)} questions kept, {dropped} too like an evaluation question")
+
+
+if __name__ == "__main__":
+    main()
