@@ -794,6 +794,9 @@ impl Library {
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
         let mut page_cos: HashMap<(usize, usize), f32> = HashMap::new();
         let mut by_page = false;
+        // The question as each adapter moved it, by the adapter file's
+        // sha256: the agent-docs sources share one adapter.
+        let mut moved: Vec<(&str, Vec<f32>)> = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
             let Some(v) = &src.vectors else { continue };
@@ -813,10 +816,23 @@ impl Library {
             by_page |= all;
             // A source with a query adapter compares the question as its
             // adapter moves it (see `embed::adapter`).
-            let adapted = (src.adapter.as_ref())
-                .filter(|_| self.rank.query_adapters)
-                .map(|a| a.apply(qv));
-            let q = adapted.as_deref().unwrap_or(qv);
+            let adapter = (src.adapter.as_ref()).filter(|_| self.rank.query_adapters);
+            let q = match adapter {
+                Some(a) => {
+                    let key = (src.manifest.files)
+                        .get(crate::embed::adapter::ADAPTER_FILE)
+                        .map_or("", String::as_str);
+                    let at = match moved.iter().position(|(k, _)| *k == key) {
+                        Some(at) => at,
+                        None => {
+                            moved.push((key, a.apply(qv)));
+                            moved.len() - 1
+                        }
+                    };
+                    moved[at].1.as_slice()
+                }
+                None => qv,
+            };
             let scored = v.top_k(q, if all { v.len() } else { k }, accept);
             for (n, (cos, row)) in scored.into_iter().enumerate() {
                 let Some(sec) = section_of(row) else { continue };

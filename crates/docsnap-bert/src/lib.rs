@@ -967,9 +967,10 @@ fn attention_reference(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut 
 }
 
 /// A dot product in eight running sums, which the compiler keeps in one
-/// vector register (a single running sum would forbid reordering).
+/// vector register (a single running sum would forbid reordering). Public
+/// for docsnap's other small products (query adapters).
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ac
