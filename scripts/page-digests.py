@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """Page digests that training questions are written from.
 
-    scripts/page-digests.py SNAPSHOTS OUT_DIR
+    scripts/page-digests.py SNAPSHOTS OUT_DIR [--halves]
 
 One block per page of every agent-docs and Godot artifact under SNAPSHOTS
 (URL, title, description, up to 45 headings, the first 450 characters),
 dealt into eight files (OUT_DIR/digest-0.txt ...), four of Godot pages and
-four of the agent-docs ones, one per question writer. adapters/README.md
-says how the questions were written from them.
+four of the agent-docs ones, one per question writer. With --halves each
+file is also written as its first and second half (digest-0a.txt,
+digest-0b.txt, ...): ~72 pages, what one writer finishes in a session.
+adapters/README.md says how the questions were written from them.
 """
 import glob, json, os, re, sys
 
 
 def main():
-    snaps, out_dir = sys.argv[1], sys.argv[2]
+    args = [a for a in sys.argv[1:] if a != "--halves"]
+    halves = "--halves" in sys.argv[1:]
+    snaps, out_dir = args[0], args[1]
     os.makedirs(out_dir, exist_ok=True)
     out = {}
     for src in ["godot", "claude-code", "codex", "cursor", "mcp"]:
@@ -41,8 +45,13 @@ def main():
     agent = out["claude-code"] + out["codex"] + out["cursor"] + out["mcp"]
     chunks = [godot[i::4] for i in range(4)] + [agent[i::4] for i in range(4)]
     for i, c in enumerate(chunks):
-        with open(os.path.join(out_dir, f"digest-{i}.txt"), "w") as f:
-            f.write("\n".join(c))
+        parts = [(f"{i}", c)]
+        if halves:
+            h = (len(c) + 1) // 2
+            parts += [(f"{i}a", c[:h]), (f"{i}b", c[h:])]
+        for name, pages in parts:
+            with open(os.path.join(out_dir, f"digest-{name}.txt"), "w") as f:
+                f.write("\n".join(pages))
     print(f"{len(godot)} Godot pages, {len(agent)} agent-docs pages", file=sys.stderr)
 
 
