@@ -18,7 +18,7 @@ measured by adapters that never saw it, each page still having one question
 in training, as in use. BENCHMARKS.md ("The cosine weighed by questions the
 adapters never saw", session 36) has the commands and what was chosen.
 """
-import argparse, collections, json, sys
+import argparse, collections, json, os, sys
 
 import yaml
 
@@ -46,33 +46,33 @@ def main():
     a = ap.parse_args()
     src, out = a.questions, a.outdir
     scopes = families(a.config)
+    # Every question is placed before anything is written: a URL outside
+    # the sources stops the run with no fold files half made.
+    rows = {name: [] for name in ("fold-a", "fold-b", "eval-a", "eval-b")}
     seen = collections.Counter()
-    files = {name: open(f"{out}/{name}.jsonl", "w")
-             for name in ("fold-a", "fold-b", "eval-a", "eval-b")}
-    counts = collections.Counter()
     for n, line in enumerate(open(src), 1):
         row = json.loads(line)
         query, url = row["query"], row["url"]
-        fold = "ab"[seen[url] % 2]
-        seen[url] += 1
         family = next((f for p, f in scopes if url.startswith(p)), None)
         if family is None:
             sys.exit(f"{src}:{n}: {url} is in no source's scope ({a.config})")
-        files[f"fold-{fold}"].write(json.dumps({"query": query, "url": url}) + "\n")
-        files[f"eval-{fold}"].write(json.dumps({
+        fold = "ab"[seen[url] % 2]
+        seen[url] += 1
+        rows[f"fold-{fold}"].append({"query": query, "url": url})
+        rows[f"eval-{fold}"].append({
             "id": f"train-{n:04d}",
             "family": family,
             "tool": SEARCH_TOOL[family],
             "args": {"query": query},
             "expect": [url],
             "answerable": True,
-        }) + "\n")
-        counts[fold] += 1
-    for f in files.values():
-        f.close()
-    print(f"fold a: {counts['a']} questions, fold b: {counts['b']} ({len(seen)} pages)",
-          file=sys.stderr)
-
+        })
+    os.makedirs(out, exist_ok=True)
+    for name, items in rows.items():
+        with open(os.path.join(out, f"{name}.jsonl"), "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in items)
+    print(f"fold a: {len(rows['fold-a'])} questions, fold b: {len(rows['fold-b'])} "
+          f"({len(seen)} pages)", file=sys.stderr)
 
 if __name__ == "__main__":
     main()
