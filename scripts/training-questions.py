@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Merge question writers' files into one training set, minus questions
-that nearly repeat an evaluation question.
+that nearly repeat an evaluation question or one already kept for the
+same page.
 
     scripts/training-questions.py OUT WRITER.jsonl... --not-like EVAL.jsonl...
 
@@ -8,8 +9,12 @@ A writer's file holds `{"query", "url"}` lines. A question whose words
 overlap an evaluation question's by half or more (Jaccard of lower-cased
 word sets) is dropped: two people asking about one page phrase it alike
 now and then, and a training question that repeats an evaluation question
-would make the evaluation read better than docsnap is. Written sorted by
-URL, then question.
+would make the evaluation read better than docsnap is. A question that nearly
+repeats one kept before it for the same page (files in the order given)
+is dropped too: it teaches nothing new, and when the set is split in
+folds (`scripts/training-folds.py`) the repeat on the other side would
+make the crosswise measure read better. Written sorted by URL, then
+question.
 """
 import argparse, json, re
 
@@ -30,7 +35,8 @@ def main():
             q = json.loads(line).get("args", {}).get("query")
             if q:
                 held.append(words(q))
-    kept, dropped = [], 0
+    kept, dropped, repeats = [], 0, 0
+    by_page = {}
     for f in a.writers:
         for n, line in enumerate(open(f), 1):
             if not line.strip():
@@ -42,12 +48,18 @@ def main():
             if any(len(w & h) / max(1, len(w | h)) >= 0.5 for h in held):
                 dropped += 1
                 continue
+            page = by_page.setdefault(t["url"], [])
+            if any(len(w & k) / max(1, len(w | k)) >= 0.5 for k in page):
+                repeats += 1
+                continue
+            page.append(w)
             kept.append({"query": t["query"].strip(), "url": t["url"]})
     kept.sort(key=lambda t: (t["url"], t["query"]))
     with open(a.out, "w") as f:
         for t in kept:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
-    print(f"{len(kept)} questions kept, {dropped} too like an evaluation question")
+    print(f"{len(kept)} questions kept, {dropped} too like an evaluation question, "
+          f"{repeats} repeating one kept for the same page")
 
 
 if __name__ == "__main__":

@@ -132,15 +132,15 @@ impl Default for RankConfig {
             // Descriptions and titles weigh more for agent-docs: its pages'
             // one-line descriptions are summaries in the readers' words
             // (BENCHMARKS.md, session 23).
-            // Cosine weights: BENCHMARKS.md, session 36. With the query
-            // adapters the cosine knows more of the users' words than the
-            // dev set can show (its agent-docs questions are nearly all
+            // Cosine weights: BENCHMARKS.md, sessions 36 and 37. With the
+            // query adapters the cosine knows more of the users' words than
+            // the dev set can show (its agent-docs questions are nearly all
             // found by their words); they are chosen on dev together with
-            // the 2,126 training questions, each ranked by adapters learned
+            // the training questions, each ranked by adapters learned
             // without it (`scripts/training-folds.py`).
             agent_docs: FamilyLevers {
                 dense: 0.5,
-                cosine: 2.0,
+                cosine: 2.5,
                 cosine_adaptive: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights {

@@ -25,4 +25,5 @@ mod s3;
 mod samples;
 mod serve_protocol;
 mod serve_reload;
+mod training_scripts;
 mod trust;
