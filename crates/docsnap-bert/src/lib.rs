@@ -602,17 +602,15 @@ impl Bert {
     /// The last hidden states of every token of `seqs`, one `hidden_size`
     /// row per token, the sequences' rows one after another.
     pub fn hidden_states(&self, seqs: &[&[u32]]) -> Vec<f32> {
-        // A question runs on the caller's thread alone: waking another
-        // core for each of the ~24 products of a pass cost about what it
-        // saved, and a server answers other questions on the other core.
-        // Longer inputs run on one of rayon's threads, so the products'
-        // halves go to the other thread directly instead of each product
-        // parking the caller and waking it again (a fifth of the time,
-        // measured).
-        let rows: usize = seqs.iter().map(|s| s.len()).sum();
-        if rows < PARALLEL_MIN_ROWS {
-            return self.forward(seqs);
-        }
+        // The pass runs on one of rayon's threads, so each product's
+        // other half goes to the other thread directly instead of parking
+        // the caller and waking it again (a fifth of a page's time). A
+        // question too: its products are split as a page's are (below
+        // `PARALLEL_MIN_MACS` they stay whole). On a CPU without VNNI a
+        // question's pass took 4.7 ms on one core and 2.9 on two, which
+        // is most of a search's time (BENCHMARKS.md, session 37); on
+        // VNNI CPUs (session 26) the split had saved about what waking
+        // the other core cost, from the caller's thread.
         let mut out = Vec::new();
         rayon::scope(|_| out = self.forward(seqs));
         out
@@ -1158,12 +1156,11 @@ pub fn matmul_t(x: &[f32], m: usize, w: &[f32], n: usize, k: usize) -> Vec<f32> 
 }
 
 /// Multiply-adds below which a product runs on the calling thread: handing
-/// work to another core costs a few microseconds.
-const PARALLEL_MIN_MACS: usize = 1 << 20;
-
-/// Tokens below which a pass runs on the calling thread (see
-/// [`Bert::mean_pooled`]): a question's dozen, not a page's 256.
-const PARALLEL_MIN_ROWS: usize = 64;
+/// work to another core costs a few microseconds. Set so that every product
+/// of a question, even of a single token (384 × 384), is split: against
+/// 2²⁰ (a question of seven tokens and up) `search_docs` p50 went 4.69 →
+/// 4.30 and 4.00 → 3.78 ms in alternating runs (session 37, no VNNI).
+const PARALLEL_MIN_MACS: usize = 1 << 16;
 
 /// `y[m × n] = x[m × k] · w[n × k]ᵀ`, on the widest kernel the CPU runs,
 /// the weight rows shared out among rayon's threads (each thread reads its
@@ -1199,7 +1196,7 @@ fn by_column_blocks(
 ) {
     assert!(y.len() >= m * n);
     let threads = rayon::current_num_threads().min(n / 48).max(1);
-    if threads == 1 || m < PARALLEL_MIN_ROWS || m * n * k < PARALLEL_MIN_MACS {
+    if threads == 1 || m * n * k < PARALLEL_MIN_MACS {
         run(0..n, y.as_mut_ptr());
         return;
     }
@@ -1875,6 +1872,37 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_product_split_between_threads_is_the_one_thread_product() {
+        // A question's products (a few rows) are split between threads as
+        // a page's are; the split must not change a single bit.
+        let (n, k) = (384, 384);
+        let mut next = values(7);
+        let w: Vec<f32> = (0..n * k).map(|_| next()).collect();
+        for m in [1, 3, 12] {
+            let x: Vec<f32> = (0..m * k).map(|_| next()).collect();
+            let on = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    assert_eq!(rayon::current_num_threads(), threads);
+                    matmul_t(&x, m, &w, n, k)
+                })
+            };
+            let (one, two) = (on(1), on(2));
+            assert!(
+                one.iter()
+                    .zip(&two)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "m = {m}"
+            );
+            let want: f32 = (0..k).map(|c| x[c] * w[(n - 1) * k + c]).sum();
+            assert!((two[n - 1] - want).abs() < 1e-3 * (1.0 + want.abs()));
         }
     }
 
