@@ -34,6 +34,24 @@ fn q(query: &str, url: &str) -> serde_json::Value {
     serde_json::json!({ "query": query, "url": url })
 }
 
+/// Runs `training-folds.py` on `rows` (written to a fresh `q.jsonl`) with
+/// the repository's sources.yaml: (success, its output, the folds folder).
+fn folds(rows: &[serde_json::Value]) -> (bool, String, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("q.jsonl");
+    let out = dir.path().join("folds");
+    write(&questions, rows);
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml");
+    let (ok, log) = run_python(&[
+        &script("training-folds.py"),
+        &questions,
+        &out,
+        Path::new("--config"),
+        &config,
+    ]);
+    (ok, log, out, dir)
+}
+
 const PAGE_A: &str = "https://code.claude.com/docs/en/hooks";
 const PAGE_B: &str = "https://docs.godotengine.org/en/stable/classes/class_node.html";
 
@@ -126,25 +144,11 @@ fn merge_names_the_line_that_is_not_a_question() {
 
 #[test]
 fn folds_alternate_a_pages_questions_and_carry_their_tool() {
-    let dir = tempfile::tempdir().unwrap();
-    let questions = dir.path().join("q.jsonl");
-    let out = dir.path().join("folds");
-    write(
-        &questions,
-        &[
-            q("first on hooks", PAGE_A),
-            q("first on node", PAGE_B),
-            q("second on hooks", PAGE_A),
-            q("third on hooks", PAGE_A),
-        ],
-    );
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml");
-    let (ok, log) = run_python(&[
-        &script("training-folds.py"),
-        &questions,
-        &out,
-        Path::new("--config"),
-        &config,
+    let (ok, log, out, _dir) = folds(&[
+        q("first on hooks", PAGE_A),
+        q("first on node", PAGE_B),
+        q("second on hooks", PAGE_A),
+        q("third on hooks", PAGE_A),
     ]);
     assert!(ok, "{log}");
     let queries = |name: &str| -> Vec<String> {
@@ -177,23 +181,9 @@ fn folds_alternate_a_pages_questions_and_carry_their_tool() {
 
 #[test]
 fn folds_refuse_a_page_outside_every_source_and_write_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let questions = dir.path().join("q.jsonl");
-    let out = dir.path().join("folds");
-    write(
-        &questions,
-        &[
-            q("fine", PAGE_A),
-            q("elsewhere", "https://example.org/docs/page"),
-        ],
-    );
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml");
-    let (ok, log) = run_python(&[
-        &script("training-folds.py"),
-        &questions,
-        &out,
-        Path::new("--config"),
-        &config,
+    let (ok, log, out, _dir) = folds(&[
+        q("fine", PAGE_A),
+        q("elsewhere", "https://example.org/docs/page"),
     ]);
     assert!(!ok);
     assert!(
