@@ -23,6 +23,11 @@ def words(s):
     return set(re.findall(r"[a-z0-9]+", s.lower()))
 
 
+def alike(w, others):
+    """Whether word set `w` overlaps any of `others` by half or more."""
+    return any(len(w & o) / max(1, len(w | o)) >= 0.5 for o in others)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
@@ -45,11 +50,11 @@ def main():
             if not isinstance(t.get("query"), str) or not isinstance(t.get("url"), str):
                 raise SystemExit(f"{f}:{n}: a line needs a string `query` and `url`")
             w = words(t["query"])
-            if any(len(w & h) / max(1, len(w | h)) >= 0.5 for h in held):
+            if alike(w, held):
                 dropped += 1
                 continue
             page = by_page.setdefault(t["url"], [])
-            if any(len(w & k) / max(1, len(w | k)) >= 0.5 for k in page):
+            if alike(w, page):
                 repeats += 1
                 continue
             page.append(w)
