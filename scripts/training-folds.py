@@ -74,5 +74,6 @@ def main():
     print(f"fold a: {len(rows['fold-a'])} questions, fold b: {len(rows['fold-b'])} "
           f"({len(seen)} pages)", file=sys.stderr)
 
+
 if __name__ == "__main__":
     main()

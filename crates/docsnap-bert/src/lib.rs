@@ -607,7 +607,7 @@ impl Bert {
         // the caller and waking it again (a fifth of a page's time). A
         // question too: its products are split as a page's are (below
         // `PARALLEL_MIN_MACS` they stay whole). On a CPU without VNNI a
-        // question's pass took 4.7 ms on one core and 2.9 on two, which
+        // question's pass took 4.65 ms p50 on one core and 2.75 on two, which
         // is most of a search's time (BENCHMARKS.md, session 37); on
         // VNNI CPUs (session 26) the split had saved about what waking
         // the other core cost, from the caller's thread.
