@@ -6,7 +6,9 @@
 //! `cargo run --release --example adapter_data -- ARTIFACTS MODEL QUESTIONS SOURCES OUT`
 //! with QUESTIONS a JSON Lines file of `{"query", "url"}` and SOURCES a
 //! comma-separated list of source ids. Writes `OUT/pages.f32`,
-//! `OUT/questions.f32` (little-endian rows) and `OUT/meta.json`.
+//! `OUT/questions.f32` (little-endian rows) and `OUT/meta.json` (page URLs,
+//! each question's answer page and its text as embedded: a question-side
+//! model can be learned from the same text the server will see).
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -61,6 +63,7 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let mut qv = std::io::BufWriter::new(std::fs::File::create(out.join("questions.f32"))?);
     let mut answers = Vec::new();
+    let mut texts = Vec::new();
     let mut skipped = 0usize;
     for line in std::io::BufReader::new(std::fs::File::open(questions)?).lines() {
         let line = line?;
@@ -81,12 +84,14 @@ fn main() -> anyhow::Result<()> {
             qv.write_all(&x.to_le_bytes())?;
         }
         answers.push(page);
+        texts.push(text.to_string());
     }
     let meta = serde_json::json!({
         "dims": m.identity().dims,
         "vectors_sha256": vectors_sha256,
         "pages": urls,
         "answers": answers,
+        "texts": texts,
         "skipped": skipped,
     });
     std::fs::write(out.join("meta.json"), meta.to_string())?;

@@ -28,8 +28,8 @@ def main():
     ap.add_argument("--questions", required=True)
     ap.add_argument("--sources", required=True, help="comma-separated source ids")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--lam", type=float, default=0.02,
-                    help="pull to the identity (0.02: chosen on the dev set, adapters/README.md)")
+    ap.add_argument("--lam", type=float, default=0.005,
+                    help="pull to the identity (0.005: chosen on dev and crosswise, adapters/README.md)")
     ap.add_argument("--scale", type=float, default=20.0, help="softmax temperature")
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--lr", type=float, default=0.01)
