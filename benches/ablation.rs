@@ -256,6 +256,19 @@ fn main() {
                 ..shipped.clone()
             },
         ));
+        let unnamed = |l: FamilyLevers| FamilyLevers {
+            cosine_named: 0.0,
+            ..l
+        };
+        variants.push((
+            "cosine weight kept for a named query (before session 39)",
+            RankConfig {
+                agent_docs: unnamed(shipped.agent_docs),
+                godot: unnamed(shipped.godot),
+                leapview: unnamed(shipped.leapview),
+                ..shipped.clone()
+            },
+        ));
         variants.push((
             "candidates not deepened for a poorly covered query",
             RankConfig {
@@ -423,6 +436,9 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "cosine_adaptive_agent_docs" => c.agent_docs.cosine_adaptive = f(),
         "cosine_adaptive_godot" => c.godot.cosine_adaptive = f(),
         "cosine_adaptive_leapview" => c.leapview.cosine_adaptive = f(),
+        "cosine_named_agent_docs" => c.agent_docs.cosine_named = f(),
+        "cosine_named_godot" => c.godot.cosine_named = f(),
+        "cosine_named_leapview" => c.leapview.cosine_named = f(),
         "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),
         "feedback_pages" => c.feedback_pages = f() as usize,

@@ -132,7 +132,8 @@ impl Default for RankConfig {
             // Descriptions and titles weigh more for agent-docs: its pages'
             // one-line descriptions are summaries in the readers' words
             // (BENCHMARKS.md, session 23).
-            // Cosine weights: BENCHMARKS.md, sessions 36 to 38. With the
+            // Cosine weights: BENCHMARKS.md, sessions 36 to 39 (the name
+            // lever, `cosine_named`, and agent-docs 3 -> 4: session 39). With the
             // query adapters the cosine knows more of the users' words than
             // the dev set can show (its agent-docs questions are nearly all
             // found by their words); they are chosen on dev together with
@@ -140,8 +141,9 @@ impl Default for RankConfig {
             // without it (`scripts/training-folds.py`).
             agent_docs: FamilyLevers {
                 dense: 0.5,
-                cosine: 3.0,
+                cosine: 4.0,
                 cosine_adaptive: 0.0,
+                cosine_named: 1.0,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -157,6 +159,7 @@ impl Default for RankConfig {
                 // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579;
                 // agent-docs lost 0.003 with it, so it stays fixed there.
                 cosine_adaptive: 1.0,
+                cosine_named: 1.0,
                 feedback: 0.7,
                 // Godot's descriptions are the page's own first sentence
                 // (a class's brief description, a tutorial's opening), and
@@ -174,6 +177,7 @@ impl Default for RankConfig {
                 dense: 0.5,
                 cosine: 2.0,
                 cosine_adaptive: 0.0,
+                cosine_named: 1.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -212,6 +216,12 @@ pub struct FamilyLevers {
     /// in the user's words finds docs' words by chance ("enemies", "game"
     /// in the first-game tutorial); there the meaning should decide more.
     pub cosine_adaptive: f64,
+    /// How much `cosine` shrinks where the query names an identifier
+    /// (`get_node`, `CONNECT_ONE_SHOT`, `settings.json`) that the best
+    /// lexical page holds whole: × (1 − this × the share of the query such
+    /// names carry). A name the docs print is their own word, matched
+    /// exactly; the meaning of the rest should not pull past it.
+    pub cosine_named: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -904,7 +914,8 @@ impl Library {
             }
         }
         if by_page {
-            fuse_page_cosines(hits, lexical, levers, |h| {
+            let named = named_share(hits, lexical, queries);
+            fuse_page_cosines(hits, lexical, levers, named, |h| {
                 page_cos
                     .get(&(h.source, h.page))
                     .copied()
@@ -936,18 +947,75 @@ fn uncovered_share(hits: &[PageHit], lexical: usize) -> f64 {
     (1.0 - top_cov).max(0.0)
 }
 
+/// Whether a query word is written as code names things: joined by a
+/// connector other than a hyphen (`get_node`, `Input.is_action_pressed`,
+/// `settings.json`), or with a case change or digit inside (`AnimationTree`,
+/// `Node3D`). Hyphenated words (`built-in`, `open-world`) are prose.
+fn identifier_like(word: &str) -> bool {
+    let b = word.as_bytes();
+    let letters = b.iter().any(u8::is_ascii_alphabetic);
+    let joined = b.windows(3).any(|w| {
+        w[0].is_ascii_alphanumeric() && is_code_connector(w[1]) && w[2].is_ascii_alphanumeric()
+    });
+    let inner = b.windows(2).any(|w| {
+        (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+            || (w[0].is_ascii_alphabetic() && w[1].is_ascii_digit())
+    });
+    letters && (joined || (b[0].is_ascii_alphabetic() && inner))
+}
+
+fn is_code_connector(c: u8) -> bool {
+    matches!(c, b'_' | b'.' | b'/' | b':' | b'@' | b'#')
+}
+
+/// The IDF-weighted share of the query carried by identifier-like words
+/// ([`identifier_like`]) that the best lexical page (the first of `hits`,
+/// when the first `lexical` came from the lexical side) holds whole, in
+/// [0, 1]: how much of the question is a name the docs print.
+fn named_share(hits: &[PageHit], lexical: usize, queries: &HashMap<usize, SourceQuery<'_>>) -> f64 {
+    let Some(top) = hits.first().filter(|_| lexical > 0) else {
+        return 0.0;
+    };
+    let Some(q) = queries.get(&top.source) else {
+        return 0.0;
+    };
+    let whole = top
+        .sections
+        .iter()
+        .fold(0u64, |acc, s| acc | (s.mask & !s.partial));
+    let (mut named, mut total) = (0.0, 0.0);
+    for (i, (g, w)) in q.groups.iter().zip(&q.weights).enumerate() {
+        if g.added {
+            continue;
+        }
+        total += w;
+        if i < 64 && whole & (1 << i) != 0 && !g.corrected && identifier_like(&g.word) {
+            named += w;
+        }
+    }
+    if total > 0.0 {
+        named / total
+    } else {
+        0.0
+    }
+}
+
 /// Page vectors: each hit's rank becomes its lexical rank relative to the
 /// best page (0 for pages only the dense side found, which follow the first
 /// `lexical` hits) plus the cosine weight × its page's cosine `cos_of`; then
 /// hits are sorted. The weight grows with [`uncovered_share`] by
-/// `levers.cosine_adaptive`.
+/// `levers.cosine_adaptive` and shrinks with the query's `named` share (see
+/// [`named_share`]) by `levers.cosine_named`.
 fn fuse_page_cosines(
     hits: &mut [PageHit],
     lexical: usize,
     levers: &FamilyLevers,
+    named: f64,
     cos_of: impl Fn(&PageHit) -> f32,
 ) {
-    let weight = levers.cosine * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical));
+    let weight = levers.cosine
+        * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical))
+        * (1.0 - levers.cosine_named * named).max(0.0);
     let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
     let top = if lexical > 0 && top_lexical > 0.0 {
         top_lexical
@@ -1450,7 +1518,7 @@ mod tests {
                 ..FamilyLevers::default()
             };
             let mut h = hits(top_coverage);
-            fuse_page_cosines(&mut h, 2, &levers, cos);
+            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos);
             assert_eq!(
                 h[2].page, 2,
                 "a page only the dense side found stays behind"
@@ -1465,6 +1533,93 @@ mod tests {
         // meaning decides; a fully covered query keeps the fixed weight.
         assert_eq!(order(0.4, 1.0), vec![1, 0, 2]);
         assert_eq!(order(1.0, 1.0), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn names_are_told_from_prose() {
+        for w in [
+            "get_node",
+            "CONNECT_ONE_SHOT",
+            "Input.is_action_pressed",
+            "settings.json",
+            "AnimationTree",
+            "Node3D",
+            "resources/subscribe",
+        ] {
+            assert!(identifier_like(w), "{w}");
+        }
+        for w in ["built-in", "open-world", "Godot", "3D", "API", "4.3", "_"] {
+            assert!(!identifier_like(w), "{w}");
+        }
+    }
+
+    /// The named share counts identifier-like query words the best lexical
+    /// page holds whole, by their IDF weight; parts of a name and prose
+    /// words count nothing.
+    #[test]
+    fn the_named_share_is_the_names_the_best_page_holds_whole() {
+        let whole = sec(
+            A,
+            "ConnectFlags",
+            "f",
+            "CONNECT_ONE_SHOT disconnects after one emission.",
+            0,
+        );
+        let parts = sec(
+            B,
+            "OneShot",
+            "o",
+            "One shot nodes play once. Connect a one shot node.",
+            0,
+        );
+        let share = |lib: &Library, q: &str| {
+            let r = lib
+                .rank_lexical(&[0], q, None, 5, &FamilyLevers::default())
+                .unwrap();
+            named_share(&r.hits, r.hits.len(), &r.queries)
+        };
+        let both = library(
+            vec![page(A, "Object"), page(B, "Animation tree")],
+            vec![whole.clone(), parts.clone()],
+        );
+        assert!((share(&both, "CONNECT_ONE_SHOT") - 1.0).abs() < 1e-9);
+        let mixed = share(&both, "CONNECT_ONE_SHOT emission");
+        assert!(mixed > 0.0 && mixed < 1.0, "{mixed}");
+        assert_eq!(share(&both, "one shot emission"), 0.0);
+        // Only the parts in the docs: the name is not the docs' own word.
+        let only_parts = library(vec![page(B, "Animation tree")], vec![parts]);
+        assert_eq!(share(&only_parts, "CONNECT_ONE_SHOT"), 0.0);
+    }
+
+    /// Where the question is a name the best lexical page holds, the cosine
+    /// weight shrinks and the page that prints it stays first.
+    #[test]
+    fn a_named_query_keeps_the_page_that_prints_the_name() {
+        let order = |named: f64| {
+            let mut h: Vec<PageHit> = [(0, 2.0), (1, 1.2)]
+                .into_iter()
+                .map(|(page, rank)| PageHit {
+                    source: 0,
+                    page,
+                    sections: Vec::new(),
+                    coverage: 1.0,
+                    rank,
+                    cosine: 0.0,
+                    score: 0.0,
+                })
+                .collect();
+            let levers = FamilyLevers {
+                cosine: 6.0,
+                cosine_named: 0.7,
+                ..FamilyLevers::default()
+            };
+            fuse_page_cosines(&mut h, 2, &levers, named, |h| [0.30f32, 0.42][h.page]);
+            h.iter().map(|h| h.page).collect::<Vec<_>>()
+        };
+        // Weight 6: 1 + 1.8 against 0.6 + 2.52, meaning decides.
+        assert_eq!(order(0.0), vec![1, 0]);
+        // A bare name: weight 1.8, 1 + 0.54 against 0.6 + 0.756.
+        assert_eq!(order(1.0), vec![0, 1]);
     }
 
     #[test]
