@@ -256,6 +256,16 @@ fn main() {
                 ..shipped.clone()
             },
         ));
+        let unasked = |l: FamilyLevers| FamilyLevers { asked: 0.0, ..l };
+        variants.push((
+            "pages compared without the questions asked of them (before session 39)",
+            RankConfig {
+                agent_docs: unasked(shipped.agent_docs),
+                godot: unasked(shipped.godot),
+                leapview: unasked(shipped.leapview),
+                ..shipped.clone()
+            },
+        ));
         let unnamed = |l: FamilyLevers| FamilyLevers {
             cosine_named: 0.0,
             ..l
@@ -436,6 +446,9 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "cosine_adaptive_agent_docs" => c.agent_docs.cosine_adaptive = f(),
         "cosine_adaptive_godot" => c.godot.cosine_adaptive = f(),
         "cosine_adaptive_leapview" => c.leapview.cosine_adaptive = f(),
+        "asked_agent_docs" => c.agent_docs.asked = f(),
+        "asked_godot" => c.godot.asked = f(),
+        "asked_leapview" => c.leapview.asked = f(),
         "cosine_named_agent_docs" => c.agent_docs.cosine_named = f(),
         "cosine_named_godot" => c.godot.cosine_named = f(),
         "cosine_named_leapview" => c.leapview.cosine_named = f(),

@@ -3,7 +3,7 @@
 //! each stage lives in its own module and hands the next one its records.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{self, ArtifactMeta};
@@ -300,6 +300,10 @@ pub async fn build_version(
     let embedding = opts.model.as_deref().map(crate::embed::Embedder::info);
     let adapter = query_adapter(source, embedding.as_ref(), &mut warnings)?;
     let adapter_sha = adapter.as_deref().map(crate::util::sha256_hex);
+    let asked = asked_questions(source, embedding.as_ref(), adapter.as_deref(), &pages)?;
+    let asked_meta_sha = asked
+        .as_ref()
+        .map(|a| crate::util::sha256_hex(&a.meta_bytes));
     let unchanged_dir = reusable
         .filter(|p| {
             writable
@@ -313,6 +317,7 @@ pub async fn build_version(
                 && p.manifest.tools == Some(source.tools)
                 && p.manifest.code_apart == source.code_apart
                 && p.manifest.files.get(crate::embed::adapter::ADAPTER_FILE) == adapter_sha.as_ref()
+                && p.manifest.files.get(crate::embed::asked::ASKED_META) == asked_meta_sha.as_ref()
                 && p.manifest.content_sha256 == artifact::content_sha256(&pages)
                 // Kept only whole: a damaged snapshot is replaced, not kept
                 // as "unchanged" run after run.
@@ -418,6 +423,14 @@ pub async fn build_version(
             let (files, embedded) = m.embed_artifact(&pages, &sections, same_model)?;
             timings.embedded = embedded;
             extras.extend(files);
+            if let Some(a) = asked {
+                // Questions are texts the model embeds too: a no-change
+                // rebuild embeds none of them either.
+                let (vectors, embedded) = a.vectors(m, adapter.as_deref(), same_model)?;
+                timings.embedded += embedded;
+                extras.push((crate::embed::asked::ASKED_VECTORS, vectors));
+                extras.push((crate::embed::asked::ASKED_META, a.meta_bytes));
+            }
             if let Some(bytes) = adapter {
                 extras.push((crate::embed::adapter::ADAPTER_FILE, bytes));
             }
@@ -565,6 +578,97 @@ fn query_adapter(
         return Ok(None);
     }
     Ok(Some(bytes))
+}
+
+/// The questions asked of a source's pages (`asked` in sources.yaml, see
+/// `embed::asked`), selected for this build's pages, when the build has a
+/// model: their meta is known before anything is embedded, so an unchanged
+/// set keeps the previous snapshot.
+struct AskedPlan {
+    questions: Vec<(String, u32)>,
+    meta_bytes: Vec<u8>,
+}
+
+fn asked_questions(
+    source: &Source,
+    embedding: Option<&crate::model::EmbeddingInfo>,
+    adapter: Option<&[u8]>,
+    pages: &[Page],
+) -> Result<Option<AskedPlan>, BuildError> {
+    let (Some(path), Some(info)) = (&source.asked, embedding) else {
+        return Ok(None);
+    };
+    let keys = crate::inlinks::page_keys(pages);
+    // Asked as the source's tool will be asked: the Godot tool strips a
+    // question's framing ("in godot 4, how do I") before it embeds it.
+    let godot = source.tools == crate::model::ToolSet::Godot;
+    let questions =
+        crate::embed::asked::select(path, &keys, crate::util::canonical_page_key, |q| {
+            if godot {
+                crate::search::godot::strip_framing(q)
+            } else {
+                q.to_string()
+            }
+        })?;
+    if questions.is_empty() {
+        return Ok(None);
+    }
+    let meta = crate::embed::asked::meta(&info.vectors_sha256, adapter, &questions);
+    let meta_bytes = serde_json::to_vec(&meta).map_err(|source| BuildError::Serialize {
+        what: "asked questions",
+        source,
+    })?;
+    Ok(Some(AskedPlan {
+        questions,
+        meta_bytes,
+    }))
+}
+
+impl AskedPlan {
+    /// The rows' vector file: the previous snapshot's when it was made from
+    /// the very same inputs (`prev`: its directory and manifest, when the
+    /// same model made it), else each question embedded as the server
+    /// embeds one, moved by the adapter. With how many were embedded.
+    fn vectors(
+        &self,
+        m: &crate::embed::Embedder,
+        adapter: Option<&[u8]>,
+        prev: Option<(&Path, &crate::model::Manifest)>,
+    ) -> Result<(Vec<u8>, usize), BuildError> {
+        use crate::embed::asked::{ASKED_META, ASKED_VECTORS};
+        let sha = crate::util::sha256_hex(&self.meta_bytes);
+        if let Some((dir, manifest)) = prev {
+            if manifest.files.get(ASKED_META) == Some(&sha)
+                && manifest.files.contains_key(ASKED_VECTORS)
+            {
+                let path = dir.join(ASKED_VECTORS);
+                let bytes =
+                    std::fs::read(&path).map_err(|e| crate::embed::EmbedError::io(&path, e))?;
+                // Checked like any file of the previous snapshot: a damaged
+                // one is embedded again, never copied.
+                if manifest.files.get(ASKED_VECTORS) == Some(&crate::util::sha256_hex(&bytes)) {
+                    return Ok((bytes, 0));
+                }
+            }
+        }
+        let adapter = adapter
+            .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))
+            .transpose()?;
+        let rows: Vec<Vec<f32>> = self
+            .questions
+            .iter()
+            .map(|(q, _)| {
+                let v = m.embed_query(q);
+                match &adapter {
+                    Some(a) => a.apply(&v),
+                    None => v.to_vec(),
+                }
+            })
+            .collect();
+        let dims = m.info().dims as usize;
+        let bytes = crate::embed::store::encode_vectors(Path::new(ASKED_VECTORS), dims, &rows)?;
+        Ok((bytes, rows.len()))
+    }
 }
 
 fn ms(t: std::time::Instant) -> u64 {

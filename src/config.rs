@@ -96,6 +96,12 @@ pub struct Source {
     /// learned for; relative to sources.yaml's folder.
     #[serde(default)]
     pub query_adapter: Option<PathBuf>,
+    /// Questions asked of the pages, in users' words (JSON Lines of
+    /// `{"query", "url"}`, `adapters/training-questions.jsonl`): with a
+    /// model, the build embeds those about this source's pages into the
+    /// artifact (`embed::asked`); relative to sources.yaml's folder.
+    #[serde(default)]
+    pub asked: Option<PathBuf>,
 }
 
 /// One documentation version of a source.
@@ -271,8 +277,10 @@ impl Config {
         // build runs from.
         let base = path.parent().unwrap_or(Path::new(""));
         for s in &mut cfg.sources {
-            if let Some(a) = s.query_adapter.as_mut().filter(|a| a.is_relative()) {
-                *a = base.join(&*a);
+            for a in [&mut s.query_adapter, &mut s.asked] {
+                if let Some(a) = a.as_mut().filter(|a| a.is_relative()) {
+                    *a = base.join(&*a);
+                }
             }
         }
         Ok(cfg)

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod asked;
 pub mod contextual;
 pub mod distill;
 pub mod query_cache;

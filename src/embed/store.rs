@@ -240,7 +240,28 @@ impl VectorStore {
         k: usize,
         filter: impl Fn(usize) -> bool,
     ) -> Vec<(f32, usize)> {
-        if k == 0 || query.len() != self.dims || self.rows == 0 {
+        if k == 0 {
+            return Vec::new();
+        }
+        let mut scored = self.cosines_where(query, filter);
+        let by_score = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, by_score);
+            scored.truncate(k);
+        }
+        scored.sort_unstable_by(by_score);
+        scored
+    }
+
+    /// The cosine of `query` to every row, as `(cosine, row)` in row order
+    /// (nothing for a zero or wrong-length query).
+    pub fn cosines(&self, query: &[f32]) -> Vec<(f32, usize)> {
+        self.cosines_where(query, |_| true)
+    }
+
+    /// [`VectorStore::cosines`] of the rows `filter` accepts.
+    fn cosines_where(&self, query: &[f32], filter: impl Fn(usize) -> bool) -> Vec<(f32, usize)> {
+        if query.len() != self.dims || self.rows == 0 {
             return Vec::new();
         }
         let (qscale, q) = quantize(query);
@@ -257,12 +278,6 @@ impl VectorStore {
             let cos = dot_i8(row, &q) as f32 * self.factor[i] * qfactor;
             scored.push((cos, i));
         }
-        let by_score = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, by_score);
-            scored.truncate(k);
-        }
-        scored.sort_unstable_by(by_score);
         scored
     }
 }

@@ -91,6 +91,10 @@ pub struct LoadedSource {
     /// The artifact's query adapter, applied to a question before it is
     /// compared with `vectors` (present only with them).
     pub adapter: Option<crate::embed::adapter::QueryAdapter>,
+    /// Questions asked of the pages (see `embed::asked`): their vectors,
+    /// moved by `adapter`, and each row's page (present only with
+    /// `vectors` and page units).
+    pub asked: Option<(crate::embed::store::VectorStore, Vec<u32>)>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -195,6 +199,7 @@ impl LoadedSource {
     fn attach_vectors(&mut self, model: Option<&crate::embed::Embedder>) -> Option<String> {
         self.vectors = None;
         self.adapter = None;
+        self.asked = None;
         let dir = self.dir.as_deref()?;
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
@@ -224,7 +229,15 @@ impl LoadedSource {
                         match self.load_adapter(dir, &info) {
                             Ok(a) => {
                                 self.adapter = a;
-                                None
+                                match self.load_asked(dir, id.dims) {
+                                    Ok(asked) => {
+                                        self.asked = asked;
+                                        None
+                                    }
+                                    Err(e) => Some(format!(
+                                        "{name}: {e}; pages compared without the questions asked of them"
+                                    )),
+                                }
                             }
                             Err(e) => Some(format!(
                                 "{name}: {e}; questions compared unadapted"
@@ -266,6 +279,41 @@ impl LoadedSource {
             ));
         }
         Ok(Some(a))
+    }
+
+    /// The questions asked of the artifact's pages, when its manifest lists
+    /// them (their sha256 were checked when it was opened). Only with its
+    /// adapter: the rows were moved by it.
+    fn load_asked(
+        &self,
+        dir: &std::path::Path,
+        dims: usize,
+    ) -> Result<Option<(crate::embed::store::VectorStore, Vec<u32>)>, String> {
+        use crate::embed::asked::{check, AskedMeta, ASKED_META, ASKED_VECTORS};
+        if !self.manifest.files.contains_key(ASKED_META)
+            || self.vector_unit != crate::model::VectorUnit::Page
+        {
+            return Ok(None);
+        }
+        let meta_path = dir.join(ASKED_META);
+        let meta: AskedMeta = std::fs::read(&meta_path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+            .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+        let path = dir.join(ASKED_VECTORS);
+        let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
+        check(&path, &meta, &v, self.pages.len(), dims).map_err(|e| e.to_string())?;
+        let adapted = self
+            .manifest
+            .files
+            .contains_key(crate::embed::adapter::ADAPTER_FILE);
+        if adapted && self.adapter.is_none() {
+            return Err(format!(
+                "{}: moved by an adapter not in use",
+                path.display()
+            ));
+        }
+        Ok(Some((v, meta.pages)))
     }
 
     /// Attach the structured class reference.
@@ -321,6 +369,7 @@ impl LoadedSource {
             vectors: None,
             vector_unit: crate::model::VectorUnit::Section,
             adapter: None,
+            asked: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,

@@ -132,18 +132,20 @@ impl Default for RankConfig {
             // Descriptions and titles weigh more for agent-docs: its pages'
             // one-line descriptions are summaries in the readers' words
             // (BENCHMARKS.md, session 23).
-            // Cosine weights: BENCHMARKS.md, sessions 36 to 39 (the name
-            // lever, `cosine_named`, and agent-docs 3 -> 4: session 39). With the
-            // query adapters the cosine knows more of the users' words than
-            // the dev set can show (its agent-docs questions are nearly all
+            // Cosine weights: BENCHMARKS.md, sessions 36 to 39 (session 39:
+            // the name lever `cosine_named`, the questions asked of pages
+            // `asked`, agent-docs 3 -> 4, Godot 6.5 -> 7.5). With the query
+            // adapters the cosine knows more of the users' words than the
+            // dev set can show (its agent-docs questions are nearly all
             // found by their words); they are chosen on dev together with
-            // the training questions, each ranked by adapters learned
-            // without it (`scripts/training-folds.py`).
+            // the training questions, each ranked by adapters (and asked
+            // questions) learned without it (`scripts/training-folds.py`).
             agent_docs: FamilyLevers {
                 dense: 0.5,
                 cosine: 4.0,
                 cosine_adaptive: 0.0,
                 cosine_named: 1.0,
+                asked: 0.5,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -154,12 +156,13 @@ impl Default for RankConfig {
             },
             godot: FamilyLevers {
                 dense: 0.5,
-                cosine: 6.5,
+                cosine: 7.5,
                 // BENCHMARKS.md, session 28: dev Godot MRR 0.894 -> 0.901
                 // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579;
                 // agent-docs lost 0.003 with it, so it stays fixed there.
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
+                asked: 0.5,
                 feedback: 0.7,
                 // Godot's descriptions are the page's own first sentence
                 // (a class's brief description, a tutorial's opening), and
@@ -178,6 +181,7 @@ impl Default for RankConfig {
                 cosine: 2.0,
                 cosine_adaptive: 0.0,
                 cosine_named: 1.0,
+                asked: 0.5,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -222,6 +226,11 @@ pub struct FamilyLevers {
     /// names carry). A name the docs print is their own word, matched
     /// exactly; the meaning of the rest should not pull past it.
     pub cosine_named: f64,
+    /// Share of a page's cosine taken from the cosine to the nearest
+    /// question asked of it (`embed::asked`): (1 − this) × the page's +
+    /// this × the question's. A question in users' words is often nearer
+    /// another one asked of its page than the page's own text.
+    pub asked: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -847,8 +856,21 @@ impl Library {
                 None => qv,
             };
             let scored = v.top_k(q, if all { v.len() } else { k }, accept);
+            // A page's cosine takes in the question nearest among those
+            // asked of it (`embed::asked`), where any were.
+            let near = match (&src.asked, all && levers.asked > 0.0) {
+                (Some((av, pages)), true) => {
+                    crate::embed::asked::nearest_per_page(av, pages, q, src.pages.len())
+                }
+                _ => Vec::new(),
+            };
+            let b = levers.asked as f32;
             for (n, (cos, row)) in scored.into_iter().enumerate() {
                 let Some(sec) = section_of(row) else { continue };
+                let cos = match near.get(row) {
+                    Some(Some(k)) => (1.0 - b) * cos + b * k,
+                    _ => cos,
+                };
                 if all {
                     page_cos.insert((si, row), cos);
                 }

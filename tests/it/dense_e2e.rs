@@ -453,3 +453,128 @@ fn a_query_adapter_is_copied_checked_and_applied() {
     );
     assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
 }
+
+/// Questions asked of the pages (`asked` in sources.yaml): embedded by the
+/// build into the artifact of the version whose pages they ask about,
+/// listed in its manifest, kept on a rebuild with nothing changed, and mixed
+/// into the page's cosine by the server.
+#[test]
+fn questions_asked_of_pages_are_embedded_kept_and_used() {
+    use docsnap::embed::asked::{ASKED_META, ASKED_VECTORS};
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED questions_asked_of_pages_are_embedded_kept_and_used: no BERT model");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let snaps = tmp.path().join("snapshots");
+    let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
+    let cfg_dir = tmp.path().join("cfg");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let project = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
+    )
+    .unwrap();
+    let with_asked = project.replace(
+        "    tools: leapview\n",
+        "    tools: leapview\n    asked: asked.jsonl\n",
+    );
+    assert_ne!(with_asked, project, "the leapview entry was not found");
+    let cfg = cfg_dir.join("sources.yaml");
+    std::fs::write(&cfg, &with_asked).unwrap();
+    let build = || {
+        let out = snaps.to_str().unwrap();
+        let mut args = vec!["--model", teacher.to_str().unwrap()];
+        args.extend(["--config", cfg.to_str().unwrap(), "build"]);
+        args.extend(["--mirror", &mirror.url, "--out", out, "--rate", "0"]);
+        args.extend(["--source", "leapview"]);
+        run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
+    };
+
+    // Named but missing: the build fails and names the file.
+    let (code, _, err) = build();
+    assert_ne!(code, 0, "a missing questions file was ignored");
+    assert!(err.contains("asked.jsonl"), "{err}");
+
+    // No question about these pages: built as without.
+    let questions = cfg_dir.join("asked.jsonl");
+    std::fs::write(
+        &questions,
+        "{\"query\": \"elsewhere\", \"url\": \"https://other.example/x\"}\n",
+    )
+    .unwrap();
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    let (lib, _) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    assert!(lib.sources.iter().all(|s| s.asked.is_none()));
+
+    // Two questions about one page of one version.
+    let (si, page) = (0usize, 3usize);
+    let url = lib.sources[si].pages[page].url.clone();
+    let asked = "my users want the thing installed on their own machines";
+    std::fs::write(
+        &questions,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"query": asked, "url": format!("{url}#anchor")}),
+            serde_json::json!({"query": "a second way to say it", "url": url}),
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("unchanged:").count(), 1, "{err}");
+    assert!(
+        err.contains("(2 texts)"),
+        "page vectors reused, two questions embedded:\n{err}"
+    );
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("unchanged:").count(), 2, "{err}");
+
+    let (lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let src = lib
+        .sources
+        .iter()
+        .position(|s| s.asked.is_some())
+        .expect("a version carries its questions");
+    assert_eq!(lib.sources[src].pages[page].url, url);
+    let d = docsnap::artifact::newest_artifacts(&snaps)
+        .unwrap()
+        .into_iter()
+        .find(|d| d.join(ASKED_META).exists())
+        .unwrap();
+    let m = docsnap::artifact::verify(&d).unwrap();
+    assert!(m.files.contains_key(ASKED_META) && m.files.contains_key(ASKED_VECTORS));
+    let (av, rows) = lib.sources[src].asked.as_ref().unwrap();
+    assert_eq!(rows, &vec![page as u32, page as u32]);
+
+    // Served: the page's cosine is half its own, half the nearest question's.
+    let qv = model.embed_query(asked);
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let plain = dot(&qv, &lib.sources[src].vectors.as_ref().unwrap().row(page));
+    let near = dot(&qv, &av.row(0)).max(dot(&qv, &av.row(1)));
+    assert!(near > 0.98, "the question is its own nearest: {near}");
+    let levers = docsnap::search::rank::FamilyLevers {
+        asked: 0.5,
+        ..lib.rank.leapview
+    };
+    let hits = lib.rank_pages(&[src], asked, None, 100, levers).unwrap();
+    let h = hits
+        .iter()
+        .find(|h| h.page == page)
+        .expect("the page is ranked");
+    assert!(
+        (h.cosine - (0.5 * plain + 0.5 * near)).abs() < 0.005 && near - plain > 0.1,
+        "fused {} is not the mix of {plain} and {near}",
+        h.cosine
+    );
+    let off = docsnap::search::rank::FamilyLevers {
+        asked: 0.0,
+        ..levers
+    };
+    let hits = lib.rank_pages(&[src], asked, None, 100, off).unwrap();
+    let h = hits.iter().find(|h| h.page == page).unwrap();
+    assert!((h.cosine - plain).abs() < 0.003, "{} vs {plain}", h.cosine);
+}

@@ -1,0 +1,249 @@
+//! Questions asked of the pages: the training questions (written per page in
+//! users' words, never the evaluation's) embedded as the server embeds a
+//! question, each row tagged with the page it asks about.
+//!
+//! A page's vector stands for what the page says; a question in users'
+//! words ("my character slides down slopes") is often nearer another
+//! question asked of the same page than the page itself. At query time the
+//! server takes, per page, the cosine of the question to the nearest
+//! question asked of that page and mixes it into the page's cosine
+//! (`FamilyLevers::asked` in `search::rank`). The rows are moved by the
+//! source's query adapter before they are stored, as questions are moved
+//! before they meet them, so both sides of the comparison live where the
+//! adapter puts questions.
+//!
+//! Two files in the artifact, both listed with their sha256 in the
+//! manifest: [`ASKED_VECTORS`] (the vector store's int8 format, one row per
+//! question) and [`ASKED_META`] (JSON: the page of each row, and the
+//! sha256 of what made the rows, so that an unchanged set is known before
+//! anything is embedded).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::EmbedError;
+
+/// The question vectors' file name inside an artifact.
+pub const ASKED_VECTORS: &str = "asked.i8";
+/// The rows' pages and provenance, inside an artifact.
+pub const ASKED_META: &str = "asked.json";
+
+/// What [`ASKED_META`] holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskedMeta {
+    /// sha256 over the embedding's vectors identity, the adapter's bytes
+    /// and every kept question with its page: equal inputs, equal rows.
+    pub inputs_sha256: String,
+    /// The page (index into the artifact's pages) of each row.
+    pub pages: Vec<u32>,
+}
+
+/// One line of a questions file (`{"query", "url"}`, JSON Lines).
+#[derive(Debug, Deserialize)]
+struct Line {
+    query: String,
+    url: String,
+}
+
+/// The questions of `path` that ask about one of `pages` (matched by
+/// `key_of_url`, a page URL's canonical key, against `page_keys`), as
+/// `(text as embedded, page)`, in file order. `prepare` turns a question
+/// into what the server embeds (the Godot tool strips its framing). A
+/// line that is not `{"query", "url"}` is an error naming the line.
+pub fn select(
+    path: &Path,
+    page_keys: &HashMap<String, usize>,
+    key_of_url: impl Fn(&str) -> String,
+    prepare: impl Fn(&str) -> String,
+) -> Result<Vec<(String, u32)>, EmbedError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EmbedError::io(path, e))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: Line = serde_json::from_str(line).map_err(|e| {
+            EmbedError::invalid(
+                path,
+                format!("line {}: want {{\"query\", \"url\"}}: {e}", n + 1),
+            )
+        })?;
+        if let Some(&page) = page_keys.get(&key_of_url(&l.url)) {
+            let q = prepare(&l.query);
+            if !q.trim().is_empty() {
+                out.push((q, page as u32));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The [`AskedMeta`] of `questions` for an embedding (`vectors_sha256`)
+/// and an adapter's bytes (`None`: unadapted).
+pub fn meta(
+    vectors_sha256: &str,
+    adapter: Option<&[u8]>,
+    questions: &[(String, u32)],
+) -> AskedMeta {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(vectors_sha256.as_bytes());
+    h.update([0]);
+    match adapter {
+        Some(a) => {
+            h.update(crate::util::sha256_hex(a).as_bytes());
+        }
+        None => h.update(b"unadapted"),
+    }
+    for (q, p) in questions {
+        h.update([0]);
+        h.update(p.to_le_bytes());
+        h.update(q.as_bytes());
+    }
+    AskedMeta {
+        inputs_sha256: hex::encode(h.finalize()),
+        pages: questions.iter().map(|(_, p)| *p).collect(),
+    }
+}
+
+/// Checks what an artifact's asked files hold against the artifact: as many
+/// rows as pages listed, every page one of its `pages`, rows of `dims`.
+pub fn check(
+    path: &Path,
+    meta: &AskedMeta,
+    vectors: &super::store::VectorStore,
+    pages: usize,
+    dims: usize,
+) -> Result<(), EmbedError> {
+    if vectors.len() != meta.pages.len() || vectors.dims() != dims {
+        return Err(EmbedError::invalid(
+            path,
+            format!(
+                "{} rows of {} dims for {} questions of {dims} dims",
+                vectors.len(),
+                vectors.dims(),
+                meta.pages.len()
+            ),
+        ));
+    }
+    if let Some(p) = meta.pages.iter().find(|&&p| p as usize >= pages) {
+        return Err(EmbedError::invalid(
+            path,
+            format!("a question asks about page {p}, the artifact has {pages}"),
+        ));
+    }
+    Ok(())
+}
+
+/// For each page (`pages` of them), the cosine of `query` to the nearest
+/// question asked of it, `None` for a page nobody asked about.
+pub fn nearest_per_page(
+    vectors: &super::store::VectorStore,
+    rows_page: &[u32],
+    query: &[f32],
+    pages: usize,
+) -> Vec<Option<f32>> {
+    let mut best: Vec<Option<f32>> = vec![None; pages];
+    for (cos, row) in vectors.cosines(query) {
+        if let Some(slot) = rows_page.get(row).and_then(|&p| best.get_mut(p as usize)) {
+            *slot = Some(slot.map_or(cos, |b| b.max(cos)));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_are_kept_for_the_sources_pages_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                "{\"query\": \"how do I jump\", \"url\": \"https://d.example/a#x\"}\n",
+                "\n",
+                "{\"query\": \"elsewhere\", \"url\": \"https://other.example/b\"}\n",
+                "{\"query\": \"  \", \"url\": \"https://d.example/a\"}\n",
+                "{\"query\": \"in godot, slopes\", \"url\": \"https://d.example/c\"}\n",
+            ),
+        )
+        .unwrap();
+        let keys: HashMap<String, usize> = [
+            ("d.example/a".to_string(), 0),
+            ("d.example/c".to_string(), 2),
+        ]
+        .into();
+        let key = |u: &str| {
+            u.trim_start_matches("https://")
+                .split('#')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        let strip = |q: &str| q.trim_start_matches("in godot, ").to_string();
+        let got = select(&path, &keys, key, strip).unwrap();
+        assert_eq!(
+            got,
+            vec![("how do I jump".to_string(), 0), ("slopes".to_string(), 2)]
+        );
+        // The meta changes with any input, and only then.
+        let m = meta("v", Some(b"w"), &got);
+        assert_eq!(m.pages, vec![0, 2]);
+        assert_eq!(m, meta("v", Some(b"w"), &got));
+        assert_ne!(m.inputs_sha256, meta("v", None, &got).inputs_sha256);
+        assert_ne!(m.inputs_sha256, meta("u", Some(b"w"), &got).inputs_sha256);
+        assert_ne!(
+            m.inputs_sha256,
+            meta("v", Some(b"w"), &got[..1]).inputs_sha256
+        );
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_question_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.jsonl");
+        std::fs::write(&path, "{\"query\": \"a\", \"url\": \"u\"}\n{\"q\": 1}\n").unwrap();
+        let err = select(&path, &HashMap::new(), str::to_string, str::to_string)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn each_page_takes_its_nearest_question() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("asked.i8");
+        let rows = vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.6, 0.8, 0.0],
+            vec![0.0, 0.0, 1.0],
+        ];
+        let bytes = super::super::store::encode_vectors(&path, 3, &rows).unwrap();
+        let v = super::super::store::VectorStore::from_bytes(&path, &bytes).unwrap();
+        let m = AskedMeta {
+            inputs_sha256: String::new(),
+            pages: vec![1, 1, 0],
+        };
+        check(&path, &m, &v, 3, 3).unwrap();
+        let near = nearest_per_page(&v, &m.pages, &[0.0, 1.0, 0.0], 3);
+        assert!(near[0].unwrap().abs() < 0.02, "{near:?}");
+        assert!((near[1].unwrap() - 0.8).abs() < 0.02, "{near:?}");
+        assert_eq!(near[2], None);
+        // A page beyond the artifact's, or rows of another size, are refused.
+        let bad = AskedMeta {
+            pages: vec![1, 1, 3],
+            ..m.clone()
+        };
+        assert!(check(&path, &bad, &v, 3, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("page 3"));
+        assert!(check(&path, &m, &v, 3, 4).is_err());
+    }
+}
