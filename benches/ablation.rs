@@ -429,6 +429,31 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             .parse()
             .unwrap_or_else(|_| panic!("{key}={value}: not true/false"))
     };
+    // A family's lever is named `<lever>_<family>` (`cosine_godot`).
+    let family = [("_agent_docs", 0), ("_godot", 1), ("_leapview", 2)]
+        .into_iter()
+        .find_map(|(suffix, i)| key.strip_suffix(suffix).map(|lever| (lever, i)));
+    if let Some((lever, i)) = family {
+        let l = match i {
+            0 => &mut c.agent_docs,
+            1 => &mut c.godot,
+            _ => &mut c.leapview,
+        };
+        match lever {
+            "dense" => l.dense = f(),
+            "cosine" => l.cosine = f(),
+            "cosine_adaptive" => l.cosine_adaptive = f(),
+            "cosine_named" => l.cosine_named = f(),
+            "asked" => l.asked = f(),
+            "feedback" => l.feedback = f(),
+            "title" => l.fields.title = f() as f32,
+            "heading" => l.fields.heading = f() as f32,
+            "desc" => l.fields.desc = f() as f32,
+            "code" => l.fields.code = f() as f32,
+            _ => panic!("{key}: not a lever of a family"),
+        }
+        return;
+    }
     match key {
         "typos" => c.typos = b(),
         "aliases" => c.aliases = b(),
@@ -443,15 +468,6 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "deprecated_factor" => c.deprecated_factor = f(),
         "named_product_boost" => c.named_product_boost = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
-        "cosine_adaptive_agent_docs" => c.agent_docs.cosine_adaptive = f(),
-        "cosine_adaptive_godot" => c.godot.cosine_adaptive = f(),
-        "cosine_adaptive_leapview" => c.leapview.cosine_adaptive = f(),
-        "asked_agent_docs" => c.agent_docs.asked = f(),
-        "asked_godot" => c.godot.asked = f(),
-        "asked_leapview" => c.leapview.asked = f(),
-        "cosine_named_agent_docs" => c.agent_docs.cosine_named = f(),
-        "cosine_named_godot" => c.godot.cosine_named = f(),
-        "cosine_named_leapview" => c.leapview.cosine_named = f(),
         "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),
         "feedback_pages" => c.feedback_pages = f() as usize,
@@ -459,27 +475,6 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "feedback_adaptive" => c.feedback_adaptive = f(),
         "deep_candidates" => c.deep_candidates = f() as usize,
         "deep_below" => c.deep_below = f(),
-        "dense_agent_docs" => c.agent_docs.dense = f(),
-        "dense_godot" => c.godot.dense = f(),
-        "dense_leapview" => c.leapview.dense = f(),
-        "cosine_agent_docs" => c.agent_docs.cosine = f(),
-        "cosine_godot" => c.godot.cosine = f(),
-        "cosine_leapview" => c.leapview.cosine = f(),
-        "feedback_agent_docs" => c.agent_docs.feedback = f(),
-        "feedback_godot" => c.godot.feedback = f(),
-        "feedback_leapview" => c.leapview.feedback = f(),
-        "title_agent_docs" => c.agent_docs.fields.title = f() as f32,
-        "heading_agent_docs" => c.agent_docs.fields.heading = f() as f32,
-        "desc_agent_docs" => c.agent_docs.fields.desc = f() as f32,
-        "title_godot" => c.godot.fields.title = f() as f32,
-        "heading_godot" => c.godot.fields.heading = f() as f32,
-        "desc_godot" => c.godot.fields.desc = f() as f32,
-        "title_leapview" => c.leapview.fields.title = f() as f32,
-        "heading_leapview" => c.leapview.fields.heading = f() as f32,
-        "desc_leapview" => c.leapview.fields.desc = f() as f32,
-        "code_agent_docs" => c.agent_docs.fields.code = f() as f32,
-        "code_godot" => c.godot.fields.code = f() as f32,
-        "code_leapview" => c.leapview.fields.code = f() as f32,
         _ => panic!("{key}: not a RankConfig lever"),
     }
 }

@@ -310,27 +310,8 @@ fn a_query_adapter_is_copied_checked_and_applied() {
     }
     let adapter = QueryAdapter::new(dims, w, &info.vectors_sha256);
     let cfg_dir = tmp.path().join("cfg");
-    std::fs::create_dir_all(&cfg_dir).unwrap();
-    let project = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
-    )
-    .unwrap();
-    let with_adapter = project.replace(
-        "    tools: leapview\n",
-        "    tools: leapview\n    query_adapter: adapter.safetensors\n",
-    );
-    assert_ne!(with_adapter, project, "the leapview entry was not found");
-    let cfg = cfg_dir.join("sources.yaml");
-    std::fs::write(&cfg, &with_adapter).unwrap();
-    let build = |extra: &[&str]| {
-        let out = snaps.to_str().unwrap();
-        let mut args = vec!["--model", teacher.to_str().unwrap()];
-        args.extend(["--config", cfg.to_str().unwrap(), "build"]);
-        args.extend(["--mirror", &mirror.url, "--out", out, "--rate", "0"]);
-        args.extend(["--source", "leapview"]);
-        args.extend(extra);
-        run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
-    };
+    let cfg = leapview_config(&cfg_dir, "query_adapter: adapter.safetensors");
+    let build = |extra: &[&str]| build_leapview(&cfg, &snaps, &teacher, &mirror.url, extra);
 
     // Named but missing: the build fails and names the file.
     let (code, _, err) = build(&[]);
@@ -470,26 +451,8 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let snaps = tmp.path().join("snapshots");
     let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
     let cfg_dir = tmp.path().join("cfg");
-    std::fs::create_dir_all(&cfg_dir).unwrap();
-    let project = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
-    )
-    .unwrap();
-    let with_asked = project.replace(
-        "    tools: leapview\n",
-        "    tools: leapview\n    asked: asked.jsonl\n",
-    );
-    assert_ne!(with_asked, project, "the leapview entry was not found");
-    let cfg = cfg_dir.join("sources.yaml");
-    std::fs::write(&cfg, &with_asked).unwrap();
-    let build = || {
-        let out = snaps.to_str().unwrap();
-        let mut args = vec!["--model", teacher.to_str().unwrap()];
-        args.extend(["--config", cfg.to_str().unwrap(), "build"]);
-        args.extend(["--mirror", &mirror.url, "--out", out, "--rate", "0"]);
-        args.extend(["--source", "leapview"]);
-        run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
-    };
+    let cfg = leapview_config(&cfg_dir, "asked: asked.jsonl");
+    let build = || build_leapview(&cfg, &snaps, &teacher, &mirror.url, &[]);
 
     // Named but missing: the build fails and names the file.
     let (code, _, err) = build();
@@ -577,4 +540,46 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let hits = lib.rank_pages(&[src], asked, None, 100, off).unwrap();
     let h = hits.iter().find(|h| h.page == page).unwrap();
     assert!((h.cosine - plain).abs() < 0.003, "{} vs {plain}", h.cosine);
+}
+
+/// The project's sources.yaml, written into `dir` with `line` added to the
+/// leapview entry (its files are then found beside it, in `dir`).
+fn leapview_config(dir: &std::path::Path, line: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let project = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
+    )
+    .unwrap();
+    let with = project.replace(
+        "    tools: leapview\n",
+        &format!("    tools: leapview\n    {line}\n"),
+    );
+    assert_ne!(with, project, "the leapview entry was not found");
+    let cfg = dir.join("sources.yaml");
+    std::fs::write(&cfg, &with).unwrap();
+    cfg
+}
+
+/// `docsnap build` of leapview alone with the model through the mirror;
+/// exit code, stdout, stderr (with info logs: the build's timings).
+fn build_leapview(
+    cfg: &std::path::Path,
+    snaps: &std::path::Path,
+    teacher: &std::path::Path,
+    mirror: &str,
+    extra: &[&str],
+) -> (i32, String, String) {
+    let mut args = vec!["--model", teacher.to_str().unwrap()];
+    args.extend(["--config", cfg.to_str().unwrap(), "build"]);
+    args.extend([
+        "--mirror",
+        mirror,
+        "--out",
+        snaps.to_str().unwrap(),
+        "--rate",
+        "0",
+    ]);
+    args.extend(["--source", "leapview"]);
+    args.extend(extra);
+    run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
 }
