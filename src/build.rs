@@ -627,29 +627,32 @@ fn asked_questions(
 impl AskedPlan {
     /// The rows' vector file: the previous snapshot's when it was made from
     /// the very same inputs (`prev`: its directory and manifest, when the
-    /// same model made it), else each question embedded as the server
-    /// embeds one, moved by the adapter. With how many were embedded.
+    /// same model made it; the pages asked about may have moved), else each
+    /// question embedded as the server embeds one, moved by the adapter.
+    /// With how many were embedded.
     fn vectors(
         &self,
         m: &crate::embed::Embedder,
         adapter: Option<&[u8]>,
         prev: Option<(&Path, &crate::model::Manifest)>,
     ) -> Result<(Vec<u8>, usize), BuildError> {
-        use crate::embed::asked::{ASKED_META, ASKED_VECTORS};
-        let sha = crate::util::sha256_hex(&self.meta_bytes);
-        if let Some((dir, manifest)) = prev {
-            if manifest.files.get(ASKED_META) == Some(&sha)
-                && manifest.files.contains_key(ASKED_VECTORS)
-            {
-                let path = dir.join(ASKED_VECTORS);
-                let bytes =
-                    std::fs::read(&path).map_err(|e| crate::embed::EmbedError::io(&path, e))?;
-                // Checked like any file of the previous snapshot: a damaged
-                // one is embedded again, never copied.
-                if manifest.files.get(ASKED_VECTORS) == Some(&crate::util::sha256_hex(&bytes)) {
-                    return Ok((bytes, 0));
-                }
-            }
+        use crate::embed::asked::{AskedMeta, ASKED_META, ASKED_VECTORS};
+        let reused = prev.and_then(|(dir, manifest)| {
+            // Read as any file of the previous snapshot is: checked against
+            // its manifest; a damaged one is embedded again, never copied.
+            let read = |name: &str| {
+                let bytes = std::fs::read(dir.join(name)).ok()?;
+                let sha = crate::util::sha256_hex(&bytes);
+                (manifest.files.get(name) == Some(&sha)).then_some(bytes)
+            };
+            let before: AskedMeta = serde_json::from_slice(&read(ASKED_META)?).ok()?;
+            let now: AskedMeta = serde_json::from_slice(&self.meta_bytes).ok()?;
+            (before.inputs_sha256 == now.inputs_sha256)
+                .then(|| read(ASKED_VECTORS))
+                .flatten()
+        });
+        if let Some(bytes) = reused {
+            return Ok((bytes, 0));
         }
         let adapter = adapter
             .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))

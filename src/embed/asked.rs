@@ -35,7 +35,9 @@ pub const ASKED_META: &str = "asked.json";
 #[serde(deny_unknown_fields)]
 pub struct AskedMeta {
     /// sha256 over the embedding's vectors identity, the adapter's bytes
-    /// and every kept question with its page: equal inputs, equal rows.
+    /// and every kept question's text, in order: equal inputs, equal rows
+    /// (whatever pages they ask about now: a page added elsewhere in the
+    /// source moves the indices, not the vectors).
     pub inputs_sha256: String,
     /// The page (index into the artifact's pages) of each row.
     pub pages: Vec<u32>,
@@ -98,9 +100,8 @@ pub fn meta(
         }
         None => h.update(b"unadapted"),
     }
-    for (q, p) in questions {
+    for (q, _) in questions {
         h.update([0]);
-        h.update(p.to_le_bytes());
         h.update(q.as_bytes());
     }
     AskedMeta {
@@ -202,6 +203,11 @@ mod tests {
             m.inputs_sha256,
             meta("v", Some(b"w"), &got[..1]).inputs_sha256
         );
+        // Other pages, the same rows.
+        let moved: Vec<(String, u32)> = got.iter().map(|(q, p)| (q.clone(), p + 1)).collect();
+        let m2 = meta("v", Some(b"w"), &moved);
+        assert_eq!(m2.inputs_sha256, m.inputs_sha256);
+        assert_ne!(m2, m);
     }
 
     #[test]

@@ -540,6 +540,19 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let hits = lib.rank_pages(&[src], asked, None, 100, off).unwrap();
     let h = hits.iter().find(|h| h.page == page).unwrap();
     assert!((h.cosine - plain).abs() < 0.003, "{} vs {plain}", h.cosine);
+
+    // The same questions about another page: a new snapshot, its rows
+    // taken over (nothing embedded), pointing at the new page.
+    let other = lib.sources[src].pages[page + 2].url.clone();
+    let text = std::fs::read_to_string(&questions).unwrap();
+    std::fs::write(&questions, text.replace(&url, &other)).unwrap();
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("unchanged:").count(), 1, "{err}");
+    assert!(err.contains("(0 texts)"), "{err}");
+    let (lib, _) = Library::load_dir_with(&snaps, Some(model)).unwrap();
+    let (_, rows) = lib.sources[src].asked.as_ref().unwrap();
+    assert_eq!(rows, &vec![page as u32 + 2; 2]);
 }
 
 /// The project's sources.yaml, written into `dir` with `line` added to the
