@@ -657,9 +657,12 @@ impl AskedPlan {
         let adapter = adapter
             .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))
             .transpose()?;
+        // Questions on all cores, as pages are: a short question's own
+        // forward pass leaves the second core mostly idle.
+        use rayon::prelude::*;
         let rows: Vec<Vec<f32>> = self
             .questions
-            .iter()
+            .par_iter()
             .map(|(q, _)| {
                 let v = m.embed_query(q);
                 match &adapter {
