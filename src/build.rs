@@ -586,6 +586,8 @@ fn query_adapter(
 /// set keeps the previous snapshot.
 struct AskedPlan {
     questions: Vec<(String, u32)>,
+    /// What made the rows (`AskedMeta::inputs_sha256`).
+    inputs_sha256: String,
     meta_bytes: Vec<u8>,
 }
 
@@ -620,6 +622,7 @@ fn asked_questions(
     })?;
     Ok(Some(AskedPlan {
         questions,
+        inputs_sha256: meta.inputs_sha256,
         meta_bytes,
     }))
 }
@@ -646,8 +649,7 @@ impl AskedPlan {
                 (manifest.files.get(name) == Some(&sha)).then_some(bytes)
             };
             let before: AskedMeta = serde_json::from_slice(&read(ASKED_META)?).ok()?;
-            let now: AskedMeta = serde_json::from_slice(&self.meta_bytes).ok()?;
-            (before.inputs_sha256 == now.inputs_sha256)
+            (before.inputs_sha256 == self.inputs_sha256)
                 .then(|| read(ASKED_VECTORS))
                 .flatten()
         });

@@ -181,7 +181,7 @@ fn word_forms(word: &str) -> WordForms {
     forms
 }
 
-fn is_connector(c: char) -> bool {
+pub(crate) fn is_connector(c: char) -> bool {
     matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '#')
 }
 

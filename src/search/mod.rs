@@ -282,8 +282,8 @@ impl LoadedSource {
     }
 
     /// The questions asked of the artifact's pages, when its manifest lists
-    /// them (their sha256 were checked when it was opened). Only with its
-    /// adapter: the rows were moved by it.
+    /// them (their sha256 were checked when it was opened). Called once the
+    /// artifact's adapter, which moved the rows, has loaded.
     fn load_asked(
         &self,
         dir: &std::path::Path,
@@ -303,16 +303,6 @@ impl LoadedSource {
         let path = dir.join(ASKED_VECTORS);
         let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
         check(&path, &meta, &v, self.pages.len(), dims).map_err(|e| e.to_string())?;
-        let adapted = self
-            .manifest
-            .files
-            .contains_key(crate::embed::adapter::ADAPTER_FILE);
-        if adapted && self.adapter.is_none() {
-            return Err(format!(
-                "{}: moved by an adapter not in use",
-                path.display()
-            ));
-        }
         Ok(Some((v, meta.pages)))
     }
 

@@ -976,18 +976,17 @@ fn uncovered_share(hits: &[PageHit], lexical: usize) -> f64 {
 fn identifier_like(word: &str) -> bool {
     let b = word.as_bytes();
     let letters = b.iter().any(u8::is_ascii_alphabetic);
+    // The connectors that join a query word (`index::is_connector`), less
+    // the hyphen.
+    let code_connector = |c: u8| c != b'-' && crate::index::is_connector(char::from(c));
     let joined = b.windows(3).any(|w| {
-        w[0].is_ascii_alphanumeric() && is_code_connector(w[1]) && w[2].is_ascii_alphanumeric()
+        w[0].is_ascii_alphanumeric() && code_connector(w[1]) && w[2].is_ascii_alphanumeric()
     });
     let inner = b.windows(2).any(|w| {
         (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
             || (w[0].is_ascii_alphabetic() && w[1].is_ascii_digit())
     });
     letters && (joined || (b[0].is_ascii_alphabetic() && inner))
-}
-
-fn is_code_connector(c: u8) -> bool {
-    matches!(c, b'_' | b'.' | b'/' | b':' | b'@' | b'#')
 }
 
 /// The IDF-weighted share of the query carried by identifier-like words
