@@ -266,6 +266,16 @@ fn main() {
                 ..shipped.clone()
             },
         ));
+        variants.push((
+            "a page's question cosine from its nearest question alone (before session 40)",
+            RankConfig {
+                godot: FamilyLevers {
+                    asked_second: 0.0,
+                    ..shipped.godot
+                },
+                ..shipped.clone()
+            },
+        ));
         let unnamed = |l: FamilyLevers| FamilyLevers {
             cosine_named: 0.0,
             ..l
@@ -445,6 +455,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             "cosine_adaptive" => l.cosine_adaptive = f(),
             "cosine_named" => l.cosine_named = f(),
             "asked" => l.asked = f(),
+            "asked_second" => l.asked_second = f(),
             "feedback" => l.feedback = f(),
             "title" => l.fields.title = f() as f32,
             "heading" => l.fields.heading = f() as f32,

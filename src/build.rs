@@ -597,7 +597,7 @@ fn asked_questions(
     adapter: Option<&[u8]>,
     pages: &[Page],
 ) -> Result<Option<AskedPlan>, BuildError> {
-    let (Some(path), Some(info)) = (&source.asked, embedding) else {
+    let Some(info) = embedding.filter(|_| !source.asked.is_empty()) else {
         return Ok(None);
     };
     let keys = crate::inlinks::page_keys(pages);
@@ -605,7 +605,7 @@ fn asked_questions(
     // question's framing ("in godot 4, how do I") before it embeds it.
     let godot = source.tools == crate::model::ToolSet::Godot;
     let questions =
-        crate::embed::asked::select(path, &keys, crate::util::canonical_page_key, |q| {
+        crate::embed::asked::select(&source.asked, &keys, crate::util::canonical_page_key, |q| {
             if godot {
                 crate::search::godot::strip_framing(q)
             } else {

@@ -97,11 +97,40 @@ pub struct Source {
     #[serde(default)]
     pub query_adapter: Option<PathBuf>,
     /// Questions asked of the pages, in users' words (JSON Lines of
-    /// `{"query", "url"}`, `adapters/training-questions.jsonl`): with a
+    /// `{"query", "url"}`): one file or a list, read in order. With a
     /// model, the build embeds those about this source's pages into the
-    /// artifact (`embed::asked`); relative to sources.yaml's folder.
-    #[serde(default)]
-    pub asked: Option<PathBuf>,
+    /// artifact (`embed::asked`); relative to sources.yaml's folder. A list
+    /// lets questions the adapter learns from (`training-questions.jsonl`)
+    /// and questions only asked (`asked-questions.jsonl`) stay apart.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub asked: Vec<PathBuf>,
+}
+
+/// A YAML value that is one path or a list of paths. Written as a visitor,
+/// not an untagged enum, so that a wrong value is named where it stands
+/// ("expected a path or a list of paths") instead of as its whole source.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+    struct Paths;
+    impl<'de> serde::de::Visitor<'de> for Paths {
+        type Value = Vec<PathBuf>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a path or a list of paths")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(vec![PathBuf::from(v)])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(p) = seq.next_element::<PathBuf>()? {
+                out.push(p);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Paths)
 }
 
 /// One documentation version of a source.
@@ -277,8 +306,8 @@ impl Config {
         // build runs from.
         let base = path.parent().unwrap_or(Path::new(""));
         for s in &mut cfg.sources {
-            for a in [&mut s.query_adapter, &mut s.asked] {
-                if let Some(a) = a.as_mut().filter(|a| a.is_relative()) {
+            for a in s.query_adapter.iter_mut().chain(s.asked.iter_mut()) {
+                if a.is_relative() {
                     *a = base.join(&*a);
                 }
             }
@@ -625,5 +654,48 @@ sources:
         let lv = c.source("leapview").unwrap();
         let labels: Vec<_> = lv.versions.iter().map(|v| v.label.as_str()).collect();
         assert_eq!(labels, ["3.1", "3.2"]);
+        // Every file a source names is there, found beside sources.yaml.
+        for s in &c.sources {
+            for f in s.query_adapter.iter().chain(&s.asked) {
+                assert!(f.is_file(), "{}: {} is not a file", s.id, f.display());
+            }
+        }
+    }
+
+    #[test]
+    fn asked_is_one_file_or_a_list_found_beside_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.yaml");
+        let one = GOOD.replace(
+            "    family: mintlify",
+            "    family: mintlify\n    asked: q.jsonl",
+        );
+        std::fs::write(&p, &one).unwrap();
+        assert_eq!(
+            Config::load(&p).unwrap().sources[0].asked,
+            [dir.path().join("q.jsonl")]
+        );
+        let list = GOOD.replace(
+            "    family: mintlify",
+            "    family: mintlify\n    asked: [q.jsonl, /abs/more.jsonl]",
+        );
+        std::fs::write(&p, &list).unwrap();
+        assert_eq!(
+            Config::load(&p).unwrap().sources[0].asked,
+            [dir.path().join("q.jsonl"), PathBuf::from("/abs/more.jsonl")]
+        );
+        let none = Config::parse(GOOD, Path::new("s.yaml")).unwrap();
+        assert!(none.sources[0].asked.is_empty());
+        let bad = GOOD.replace(
+            "    family: mintlify",
+            "    family: mintlify\n    asked: {file: q.jsonl}",
+        );
+        let e = Config::parse(&bad, Path::new("s.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.yaml:7:") && e.contains("asked") && e.contains("a list of paths"),
+            "{e}"
+        );
     }
 }

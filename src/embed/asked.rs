@@ -19,7 +19,7 @@
 //! anything is embedded).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -50,33 +50,36 @@ struct Line {
     url: String,
 }
 
-/// The questions of `path` that ask about one of `pages` (matched by
-/// `key_of_url`, a page URL's canonical key, against `page_keys`), as
-/// `(text as embedded, page)`, in file order. `prepare` turns a question
-/// into what the server embeds (the Godot tool strips its framing). A
-/// line that is not `{"query", "url"}` is an error naming the line.
+/// The questions of the files `paths` (read in order) that ask about one
+/// of `pages` (matched by `key_of_url`, a page URL's canonical key, against
+/// `page_keys`), as `(text as embedded, page)`, in file order. `prepare`
+/// turns a question into what the server embeds (the Godot tool strips its
+/// framing). A line that is not `{"query", "url"}` is an error naming the
+/// file and line.
 pub fn select(
-    path: &Path,
+    paths: &[PathBuf],
     page_keys: &HashMap<String, usize>,
     key_of_url: impl Fn(&str) -> String,
     prepare: impl Fn(&str) -> String,
 ) -> Result<Vec<(String, u32)>, EmbedError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EmbedError::io(path, e))?;
     let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let l: Line = serde_json::from_str(line).map_err(|e| {
-            EmbedError::invalid(
-                path,
-                format!("line {}: want {{\"query\", \"url\"}}: {e}", n + 1),
-            )
-        })?;
-        if let Some(&page) = page_keys.get(&key_of_url(&l.url)) {
-            let q = prepare(&l.query);
-            if !q.trim().is_empty() {
-                out.push((q, page as u32));
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|e| EmbedError::io(path, e))?;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let l: Line = serde_json::from_str(line).map_err(|e| {
+                EmbedError::invalid(
+                    path,
+                    format!("line {}: want {{\"query\", \"url\"}}: {e}", n + 1),
+                )
+            })?;
+            if let Some(&page) = page_keys.get(&key_of_url(&l.url)) {
+                let q = prepare(&l.query);
+                if !q.trim().is_empty() {
+                    out.push((q, page as u32));
+                }
             }
         }
     }
@@ -139,21 +142,30 @@ pub fn check(
     Ok(())
 }
 
-/// For each page (`pages` of them), the cosine of `query` to the nearest
-/// question asked of it, `None` for a page nobody asked about.
+/// For each page (`pages` of them), the cosine of `query` to the questions
+/// asked of it: (1 − `second`) × the nearest's + `second` × the
+/// second-nearest's (the nearest's again where the page has one question);
+/// `None` for a page nobody asked about.
 pub fn nearest_per_page(
     vectors: &super::store::VectorStore,
     rows_page: &[u32],
     query: &[f32],
     pages: usize,
+    second: f32,
 ) -> Vec<Option<f32>> {
-    let mut best: Vec<Option<f32>> = vec![None; pages];
+    let mut best: Vec<Option<(f32, Option<f32>)>> = vec![None; pages];
     for (cos, row) in vectors.cosines(query) {
         if let Some(slot) = rows_page.get(row).and_then(|&p| best.get_mut(p as usize)) {
-            *slot = Some(slot.map_or(cos, |b| b.max(cos)));
+            *slot = Some(match *slot {
+                None => (cos, None),
+                Some((a, _)) if cos > a => (cos, Some(a)),
+                Some((a, b)) => (a, Some(b.map_or(cos, |b| b.max(cos)))),
+            });
         }
     }
-    best
+    best.into_iter()
+        .map(|s| s.map(|(a, b)| (1.0 - second) * a + second * b.unwrap_or(a)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -163,7 +175,9 @@ mod tests {
     #[test]
     fn questions_are_kept_for_the_sources_pages_only() {
         let dir = tempfile::tempdir().unwrap();
+        // Two files, read in the order listed.
         let path = dir.path().join("q.jsonl");
+        let more = dir.path().join("more.jsonl");
         std::fs::write(
             &path,
             concat!(
@@ -171,8 +185,12 @@ mod tests {
                 "\n",
                 "{\"query\": \"elsewhere\", \"url\": \"https://other.example/b\"}\n",
                 "{\"query\": \"  \", \"url\": \"https://d.example/a\"}\n",
-                "{\"query\": \"in godot, slopes\", \"url\": \"https://d.example/c\"}\n",
             ),
+        )
+        .unwrap();
+        std::fs::write(
+            &more,
+            "{\"query\": \"in godot, slopes\", \"url\": \"https://d.example/c\"}\n",
         )
         .unwrap();
         let keys: HashMap<String, usize> = [
@@ -188,11 +206,13 @@ mod tests {
                 .to_string()
         };
         let strip = |q: &str| q.trim_start_matches("in godot, ").to_string();
-        let got = select(&path, &keys, key, strip).unwrap();
+        let got = select(&[path.clone(), more.clone()], &keys, key, strip).unwrap();
         assert_eq!(
             got,
             vec![("how do I jump".to_string(), 0), ("slopes".to_string(), 2)]
         );
+        let swapped = select(&[more, path], &keys, key, strip).unwrap();
+        assert_eq!(swapped[0].0, "slopes");
         // The meta changes with any input, and only then.
         let m = meta("v", Some(b"w"), &got);
         assert_eq!(m.pages, vec![0, 2]);
@@ -213,12 +233,19 @@ mod tests {
     #[test]
     fn a_line_that_is_not_a_question_is_named() {
         let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.jsonl");
         let path = dir.path().join("q.jsonl");
+        std::fs::write(&good, "{\"query\": \"a\", \"url\": \"u\"}\n").unwrap();
         std::fs::write(&path, "{\"query\": \"a\", \"url\": \"u\"}\n{\"q\": 1}\n").unwrap();
-        let err = select(&path, &HashMap::new(), str::to_string, str::to_string)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("line 2"), "{err}");
+        let err = select(
+            &[good, path],
+            &HashMap::new(),
+            str::to_string,
+            str::to_string,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("q.jsonl") && err.contains("line 2"), "{err}");
     }
 
     #[test]
@@ -237,10 +264,19 @@ mod tests {
             pages: vec![1, 1, 0],
         };
         check(&path, &m, &v, 3, 3).unwrap();
-        let near = nearest_per_page(&v, &m.pages, &[0.0, 1.0, 0.0], 3);
+        let near = nearest_per_page(&v, &m.pages, &[0.0, 1.0, 0.0], 3, 0.0);
         assert!(near[0].unwrap().abs() < 0.02, "{near:?}");
         assert!((near[1].unwrap() - 0.8).abs() < 0.02, "{near:?}");
         assert_eq!(near[2], None);
+        // Half the second-nearest: page 1's two questions (0.8 and 0.0)
+        // meet at 0.4; page 0 has one question, which stands for both.
+        let mixed = nearest_per_page(&v, &m.pages, &[0.0, 1.0, 0.0], 3, 0.5);
+        assert!((mixed[1].unwrap() - 0.4).abs() < 0.02, "{mixed:?}");
+        assert_eq!(mixed[0], near[0]);
+        // Above, page 1's nearest row came after its other; here it comes
+        // first: 0.5 × 1.0 + 0.5 × 0.6.
+        let x = nearest_per_page(&v, &m.pages, &[1.0, 0.0, 0.0], 3, 0.5);
+        assert!((x[1].unwrap() - 0.8).abs() < 0.02, "{x:?}");
         // A page beyond the artifact's, or rows of another size, are refused.
         let bad = AskedMeta {
             pages: vec![1, 1, 3],

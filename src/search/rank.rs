@@ -146,6 +146,7 @@ impl Default for RankConfig {
                 cosine_adaptive: 0.0,
                 cosine_named: 1.0,
                 asked: 0.5,
+                asked_second: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -163,6 +164,8 @@ impl Default for RankConfig {
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
                 asked: 0.5,
+                // BENCHMARKS.md, session 40.
+                asked_second: 0.25,
                 feedback: 0.7,
                 // Godot's descriptions are the page's own first sentence
                 // (a class's brief description, a tutorial's opening), and
@@ -182,6 +185,7 @@ impl Default for RankConfig {
                 cosine_adaptive: 0.0,
                 cosine_named: 1.0,
                 asked: 0.5,
+                asked_second: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -231,6 +235,11 @@ pub struct FamilyLevers {
     /// this × the question's. A question in users' words is often nearer
     /// another one asked of its page than the page's own text.
     pub asked: f64,
+    /// Share of the second-nearest question asked of a page in that
+    /// question cosine: (1 − this) × the nearest's + this × the second's (a
+    /// page with one question: the nearest's). One near question may be a
+    /// chance likeness; two agreeing are firmer evidence.
+    pub asked_second: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -859,9 +868,13 @@ impl Library {
             // A page's cosine takes in the question nearest among those
             // asked of it (`embed::asked`), where any were.
             let near = match (&src.asked, all && levers.asked > 0.0) {
-                (Some((av, pages)), true) => {
-                    crate::embed::asked::nearest_per_page(av, pages, q, src.pages.len())
-                }
+                (Some((av, pages)), true) => crate::embed::asked::nearest_per_page(
+                    av,
+                    pages,
+                    q,
+                    src.pages.len(),
+                    levers.asked_second as f32,
+                ),
                 _ => Vec::new(),
             };
             let b = levers.asked as f32;
