@@ -426,9 +426,10 @@ pub async fn build_version(
             if let Some(a) = asked {
                 // Questions are texts the model embeds too: a no-change
                 // rebuild embeds none of them either.
-                let (vectors, embedded) = a.vectors(m, adapter.as_deref(), same_model)?;
+                let (vectors, keys, embedded) = a.vectors(m, adapter.as_deref(), same_model)?;
                 timings.embedded += embedded;
                 extras.push((crate::embed::asked::ASKED_VECTORS, vectors));
+                extras.push((crate::embed::asked::ASKED_KEYS, keys));
                 extras.push((crate::embed::asked::ASKED_META, a.meta_bytes));
             }
             if let Some(bytes) = adapter {
@@ -589,6 +590,8 @@ struct AskedPlan {
     /// What made the rows (`AskedMeta::inputs_sha256`).
     inputs_sha256: String,
     meta_bytes: Vec<u8>,
+    /// Each row's key (`embed::asked::row_keys`).
+    keys: Vec<String>,
 }
 
 fn asked_questions(
@@ -616,6 +619,7 @@ fn asked_questions(
         return Ok(None);
     }
     let meta = crate::embed::asked::meta(&info.vectors_sha256, adapter, &questions);
+    let keys = crate::embed::asked::row_keys(&info.vectors_sha256, adapter, &questions);
     let meta_bytes = serde_json::to_vec(&meta).map_err(|source| BuildError::Serialize {
         what: "asked questions",
         source,
@@ -624,58 +628,83 @@ fn asked_questions(
         questions,
         inputs_sha256: meta.inputs_sha256,
         meta_bytes,
+        keys,
     }))
 }
 
 impl AskedPlan {
-    /// The rows' vector file: the previous snapshot's when it was made from
-    /// the very same inputs (`prev`: its directory and manifest, when the
-    /// same model made it; the pages asked about may have moved), else each
-    /// question embedded as the server embeds one, moved by the adapter.
-    /// With how many were embedded.
+    /// The rows' vector file and keys file: the previous snapshot's vectors
+    /// when they were made from the very same inputs (`prev`: its directory
+    /// and manifest, when the same model made it; the pages asked about may
+    /// have moved); else each question's row taken from the previous
+    /// snapshot where its key is there (the same text, model and adapter),
+    /// the rest embedded as the server embeds a question, moved by the
+    /// adapter. With how many were embedded.
     fn vectors(
         &self,
         m: &crate::embed::Embedder,
         adapter: Option<&[u8]>,
         prev: Option<(&Path, &crate::model::Manifest)>,
-    ) -> Result<(Vec<u8>, usize), BuildError> {
-        use crate::embed::asked::{AskedMeta, ASKED_META, ASKED_VECTORS};
-        let reused = prev.and_then(|(dir, manifest)| {
-            // Read as any file of the previous snapshot is: checked against
-            // its manifest; a damaged one is embedded again, never copied.
-            let read = |name: &str| {
-                let bytes = std::fs::read(dir.join(name)).ok()?;
-                let sha = crate::util::sha256_hex(&bytes);
-                (manifest.files.get(name) == Some(&sha)).then_some(bytes)
-            };
-            let before: AskedMeta = serde_json::from_slice(&read(ASKED_META)?).ok()?;
-            (before.inputs_sha256 == self.inputs_sha256)
-                .then(|| read(ASKED_VECTORS))
-                .flatten()
+    ) -> Result<(Vec<u8>, Vec<u8>, usize), BuildError> {
+        use crate::embed::asked::{AskedMeta, ASKED_KEYS, ASKED_META, ASKED_VECTORS};
+        let keys_bytes = self.keys.join("\n").into_bytes();
+        // Read as any file of the previous snapshot is: checked against its
+        // manifest; a damaged one is embedded again, never copied.
+        let read = |name: &str| {
+            let (dir, manifest) = prev?;
+            crate::artifact::read_verified(dir, manifest, name).ok()
+        };
+        let whole = read(ASKED_META)
+            .and_then(|b| serde_json::from_slice::<AskedMeta>(&b).ok())
+            .filter(|before| before.inputs_sha256 == self.inputs_sha256)
+            .and_then(|_| read(ASKED_VECTORS));
+        if let Some(bytes) = whole {
+            return Ok((bytes, keys_bytes, 0));
+        }
+        // Rows by key: a store and its keys that disagree in length give
+        // none (everything is embedded again: time lost, never correctness).
+        let before: HashMap<&str, usize> = HashMap::new();
+        let store = read(ASKED_VECTORS).and_then(|b| {
+            crate::embed::store::VectorStore::from_bytes(Path::new(ASKED_VECTORS), &b).ok()
         });
-        if let Some(bytes) = reused {
-            return Ok((bytes, 0));
+        let old_keys = read(ASKED_KEYS).map(|b| String::from_utf8_lossy(&b).into_owned());
+        let mut before = before;
+        if let (Some(store), Some(k)) = (&store, &old_keys) {
+            let k: Vec<&str> = k.split('\n').collect();
+            if k.len() == store.len() {
+                before = k.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+            }
         }
         let adapter = adapter
             .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))
             .transpose()?;
+        let dims = m.info().dims as usize;
         // Questions on all cores, as pages are: a short question's own
         // forward pass leaves the second core mostly idle.
         use rayon::prelude::*;
+        let embedded = std::sync::atomic::AtomicUsize::new(0);
         let rows: Vec<Vec<f32>> = self
             .questions
             .par_iter()
-            .map(|(q, _)| {
-                let v = m.embed_query(q);
-                match &adapter {
-                    Some(a) => a.apply(&v),
-                    None => v.to_vec(),
+            .zip(&self.keys)
+            .map(|((q, _), key)| {
+                match (before.get(key.as_str()), &store) {
+                    // Dequantized, the row quantizes to the same int8
+                    // components again.
+                    (Some(&i), Some(store)) if store.dims() == dims => store.row(i),
+                    _ => {
+                        embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let v = m.embed_query(q);
+                        match &adapter {
+                            Some(a) => a.apply(&v),
+                            None => v.to_vec(),
+                        }
+                    }
                 }
             })
             .collect();
-        let dims = m.info().dims as usize;
         let bytes = crate::embed::store::encode_vectors(Path::new(ASKED_VECTORS), dims, &rows)?;
-        Ok((bytes, rows.len()))
+        Ok((bytes, keys_bytes, embedded.into_inner()))
     }
 }
 

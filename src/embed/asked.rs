@@ -29,6 +29,10 @@ use super::EmbedError;
 pub const ASKED_VECTORS: &str = "asked.i8";
 /// The rows' pages and provenance, inside an artifact.
 pub const ASKED_META: &str = "asked.json";
+/// One key a row ([`row_keys`]), a line each, inside an artifact: what lets
+/// the next build take over the rows of questions it still asks when the
+/// file changed around them.
+pub const ASKED_KEYS: &str = "asked_keys.txt";
 
 /// What [`ASKED_META`] holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +88,30 @@ pub fn select(
         }
     }
     Ok(out)
+}
+
+/// The key of each question's row: a sha256 of what makes the row — the
+/// embedding's vectors identity, the adapter's bytes and the text — so a
+/// row is taken over only where all three are the same.
+pub fn row_keys(
+    vectors_sha256: &str,
+    adapter: Option<&[u8]>,
+    questions: &[(String, u32)],
+) -> Vec<String> {
+    use sha2::{Digest, Sha256};
+    let made_by = format!(
+        "{vectors_sha256}\0{}\0",
+        adapter.map_or_else(|| "unadapted".to_string(), crate::util::sha256_hex)
+    );
+    questions
+        .iter()
+        .map(|(q, _)| {
+            let mut h = Sha256::new();
+            h.update(made_by.as_bytes());
+            h.update(q.as_bytes());
+            hex::encode(h.finalize())
+        })
+        .collect()
 }
 
 /// The [`AskedMeta`] of `questions` for an embedding (`vectors_sha256`)

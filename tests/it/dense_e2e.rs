@@ -550,9 +550,49 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(err.matches("unchanged:").count(), 1, "{err}");
     assert!(err.contains("(0 texts)"), "{err}");
-    let (lib, _) = Library::load_dir_with(&snaps, Some(model)).unwrap();
-    let (_, rows) = lib.sources[src].asked.as_ref().unwrap();
+    let (lib, _) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    let (before, rows) = lib.sources[src].asked.as_ref().unwrap();
     assert_eq!(rows, &vec![page as u32 + 2; 2]);
+
+    // One question added: the other two rows are taken over by their keys
+    // (same text, model and adapter), only the new one is embedded.
+    let mut text = std::fs::read_to_string(&questions).unwrap();
+    text.push_str(&format!(
+        "{}\n",
+        serde_json::json!({"query": "one more way to ask", "url": url})
+    ));
+    std::fs::write(&questions, text).unwrap();
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(1 texts)"), "{err}");
+    let d = docsnap::artifact::newest_artifacts(&snaps)
+        .unwrap()
+        .into_iter()
+        .find(|d| d.join(ASKED_META).exists())
+        .unwrap();
+    let m = docsnap::artifact::verify(&d).unwrap();
+    assert!(m.files.contains_key(docsnap::embed::asked::ASKED_KEYS));
+    let (lib, _) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    let (after, rows) = lib.sources[src].asked.as_ref().unwrap();
+    assert_eq!(rows, &vec![page as u32 + 2, page as u32 + 2, page as u32]);
+    assert_eq!(after.len(), 3);
+    for i in 0..2 {
+        assert_eq!(after.row(i), before.row(i), "row {i} taken over unchanged");
+    }
+    // The new row is the question as the server embeds it.
+    let qv = model.embed_query("one more way to ask");
+    assert!(dot(&qv, &after.row(2)) > 0.98);
+
+    // A damaged keys file is not trusted: everything is embedded again.
+    let keys = d.join(docsnap::embed::asked::ASKED_KEYS);
+    let mut k = std::fs::read(&keys).unwrap();
+    k[0] ^= 1;
+    std::fs::write(&keys, k).unwrap();
+    let text = std::fs::read_to_string(&questions).unwrap();
+    std::fs::write(&questions, text.replace("one more way", "yet another way")).unwrap();
+    let (code, _, err) = build();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(3 texts)"), "{err}");
 }
 
 /// The project's sources.yaml, written into `dir` with `line` added to the
