@@ -666,22 +666,18 @@ sources:
     fn asked_is_one_file_or_a_list_found_beside_the_config() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.yaml");
-        let one = GOOD.replace(
-            "    family: mintlify",
-            "    family: mintlify\n    asked: q.jsonl",
-        );
-        std::fs::write(&p, &one).unwrap();
+        // The source's `asked` as read from `GOOD` with `value` given.
+        let asked = |value: &str| {
+            let text = GOOD.replace(
+                "    family: mintlify",
+                &format!("    family: mintlify\n    asked: {value}"),
+            );
+            std::fs::write(&p, text).unwrap();
+            Config::load(&p).unwrap().sources[0].asked.clone()
+        };
+        assert_eq!(asked("q.jsonl"), [dir.path().join("q.jsonl")]);
         assert_eq!(
-            Config::load(&p).unwrap().sources[0].asked,
-            [dir.path().join("q.jsonl")]
-        );
-        let list = GOOD.replace(
-            "    family: mintlify",
-            "    family: mintlify\n    asked: [q.jsonl, /abs/more.jsonl]",
-        );
-        std::fs::write(&p, &list).unwrap();
-        assert_eq!(
-            Config::load(&p).unwrap().sources[0].asked,
+            asked("[q.jsonl, /abs/more.jsonl]"),
             [dir.path().join("q.jsonl"), PathBuf::from("/abs/more.jsonl")]
         );
         let none = Config::parse(GOOD, Path::new("s.yaml")).unwrap();

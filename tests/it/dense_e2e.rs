@@ -503,12 +503,17 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
         .position(|s| s.asked.is_some())
         .expect("a version carries its questions");
     assert_eq!(lib.sources[src].pages[page].url, url);
-    let d = docsnap::artifact::newest_artifacts(&snaps)
-        .unwrap()
-        .into_iter()
-        .find(|d| d.join(ASKED_META).exists())
-        .unwrap();
-    let m = docsnap::artifact::verify(&d).unwrap();
+    // The newest snapshot that carries questions, and its manifest.
+    let asked_artifact = || {
+        let d = docsnap::artifact::newest_artifacts(&snaps)
+            .unwrap()
+            .into_iter()
+            .find(|d| d.join(ASKED_META).exists())
+            .unwrap();
+        let m = docsnap::artifact::verify(&d).unwrap();
+        (d, m)
+    };
+    let (_, m) = asked_artifact();
     assert!(m.files.contains_key(ASKED_META) && m.files.contains_key(ASKED_VECTORS));
     let (av, rows) = lib.sources[src].asked.as_ref().unwrap();
     assert_eq!(rows, &vec![page as u32, page as u32]);
@@ -565,12 +570,7 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let (code, _, err) = build();
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("(1 texts)"), "{err}");
-    let d = docsnap::artifact::newest_artifacts(&snaps)
-        .unwrap()
-        .into_iter()
-        .find(|d| d.join(ASKED_META).exists())
-        .unwrap();
-    let m = docsnap::artifact::verify(&d).unwrap();
+    let (d, m) = asked_artifact();
     assert!(m.files.contains_key(docsnap::embed::asked::ASKED_KEYS));
     let (lib, _) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
     let (after, rows) = lib.sources[src].asked.as_ref().unwrap();
