@@ -661,20 +661,10 @@ impl AskedPlan {
         if let Some(bytes) = whole {
             return Ok((bytes, keys_bytes, 0));
         }
-        // Rows by key: a store and its keys that disagree in length give
-        // none (everything is embedded again: time lost, never correctness).
-        let before: HashMap<&str, usize> = HashMap::new();
-        let store = read(ASKED_VECTORS).and_then(|b| {
-            crate::embed::store::VectorStore::from_bytes(Path::new(ASKED_VECTORS), &b).ok()
-        });
-        let old_keys = read(ASKED_KEYS).map(|b| String::from_utf8_lossy(&b).into_owned());
-        let mut before = before;
-        if let (Some(store), Some(k)) = (&store, &old_keys) {
-            let k: Vec<&str> = k.split('\n').collect();
-            if k.len() == store.len() {
-                before = k.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
-            }
-        }
+        // Rows by key, as page vectors are taken over.
+        let before = prev
+            .map(|p| crate::embed::previous_rows(p, ASKED_VECTORS, ASKED_KEYS))
+            .unwrap_or_default();
         let adapter = adapter
             .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))
             .transpose()?;
@@ -687,18 +677,16 @@ impl AskedPlan {
             .questions
             .par_iter()
             .zip(&self.keys)
-            .map(|((q, _), key)| {
-                match (before.get(key.as_str()), &store) {
-                    // Dequantized, the row quantizes to the same int8
-                    // components again.
-                    (Some(&i), Some(store)) if store.dims() == dims => store.row(i),
-                    _ => {
-                        embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let v = m.embed_query(q);
-                        match &adapter {
-                            Some(a) => a.apply(&v),
-                            None => v.to_vec(),
-                        }
+            .map(|((q, _), key)| match before.get(key) {
+                // Dequantized, the row quantizes to the same int8
+                // components again.
+                Some(v) if v.len() == dims => v.clone(),
+                _ => {
+                    embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let v = m.embed_query(q);
+                    match &adapter {
+                        Some(a) => a.apply(&v),
+                        None => v.to_vec(),
                     }
                 }
             })

@@ -90,6 +90,14 @@ pub fn select(
     Ok(out)
 }
 
+/// What makes a row besides its text: the embedding's vectors identity and
+/// the adapter (its bytes' sha256, or `unadapted`), NUL-separated. Hashed
+/// with the texts by [`meta`] and [`row_keys`], which must agree on it.
+fn made_by(vectors_sha256: &str, adapter: Option<&[u8]>) -> String {
+    let adapter = adapter.map_or_else(|| "unadapted".to_string(), crate::util::sha256_hex);
+    format!("{vectors_sha256}\0{adapter}")
+}
+
 /// The key of each question's row: a sha256 of what makes the row — the
 /// embedding's vectors identity, the adapter's bytes and the text — so a
 /// row is taken over only where all three are the same.
@@ -99,15 +107,13 @@ pub fn row_keys(
     questions: &[(String, u32)],
 ) -> Vec<String> {
     use sha2::{Digest, Sha256};
-    let made_by = format!(
-        "{vectors_sha256}\0{}\0",
-        adapter.map_or_else(|| "unadapted".to_string(), crate::util::sha256_hex)
-    );
+    let made_by = made_by(vectors_sha256, adapter);
     questions
         .iter()
         .map(|(q, _)| {
             let mut h = Sha256::new();
             h.update(made_by.as_bytes());
+            h.update([0]);
             h.update(q.as_bytes());
             hex::encode(h.finalize())
         })
@@ -123,14 +129,7 @@ pub fn meta(
 ) -> AskedMeta {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    h.update(vectors_sha256.as_bytes());
-    h.update([0]);
-    match adapter {
-        Some(a) => {
-            h.update(crate::util::sha256_hex(a).as_bytes());
-        }
-        None => h.update(b"unadapted"),
-    }
+    h.update(made_by(vectors_sha256, adapter).as_bytes());
     for (q, _) in questions {
         h.update([0]);
         h.update(q.as_bytes());

@@ -482,7 +482,9 @@ impl Embedder {
                 Ok((vec![(VECTORS_FILE, bytes)], rows.len()))
             }
             Embedder::Contextual(m) => {
-                let reuse = previous.map(previous_rows).unwrap_or_default();
+                let reuse = previous
+                    .map(|p| previous_rows(p, VECTORS_FILE, VECTOR_KEYS_FILE))
+                    .unwrap_or_default();
                 let (rows, keys, embedded) = m.embed_pages(pages, sections, &reuse);
                 let bytes = store::encode_vectors(vectors, m.dims(), &rows)?;
                 let keys = keys.join("\n").into_bytes();
@@ -495,17 +497,21 @@ impl Embedder {
     }
 }
 
-/// The rows of a previous snapshot's page vectors by the sha256 of their
-/// text. Anything unreadable gives no rows: everything is embedded again,
-/// which costs time but never correctness.
-fn previous_rows(
+/// The rows of a previous snapshot's vector file `vectors` by their keys,
+/// one a line in the file `keys` (for page vectors the sha256 of their
+/// text; for questions asked, `asked::row_keys`). Anything unreadable, or
+/// keys and rows that disagree in number, gives no rows: everything is
+/// embedded again, which costs time but never correctness.
+pub(crate) fn previous_rows(
     (dir, manifest): (&Path, &crate::model::Manifest),
+    vectors: &str,
+    keys: &str,
 ) -> std::collections::HashMap<String, Vec<f32>> {
     let read = |name: &str| crate::artifact::read_verified(dir, manifest, name).ok();
-    let (Some(v), Some(k)) = (read(VECTORS_FILE), read(VECTOR_KEYS_FILE)) else {
+    let (Some(v), Some(k)) = (read(vectors), read(keys)) else {
         return Default::default();
     };
-    let Ok(store) = store::VectorStore::from_bytes(&dir.join(VECTORS_FILE), &v) else {
+    let Ok(store) = store::VectorStore::from_bytes(&dir.join(vectors), &v) else {
         return Default::default();
     };
     let keys = String::from_utf8_lossy(&k);
