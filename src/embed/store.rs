@@ -270,37 +270,16 @@ impl VectorStore {
         }
         let qn2: i64 = q.iter().map(|&v| (v as i64) * (v as i64)).sum();
         let qfactor = (1.0 / (qn2 as f64).sqrt()) as f32;
+        let mut dots = vec![0i32; self.rows];
+        docsnap_bert::dots_i8(&self.data, &q, &mut dots);
         let mut scored: Vec<(f32, usize)> = Vec::with_capacity(self.rows.min(4096));
-        for (i, row) in self.data.chunks_exact(self.dims).enumerate() {
-            if !filter(i) {
-                continue;
+        for (i, dot) in dots.into_iter().enumerate() {
+            if filter(i) {
+                scored.push((dot as f32 * self.factor[i] * qfactor, i));
             }
-            let cos = dot_i8(row, &q) as f32 * self.factor[i] * qfactor;
-            scored.push((cos, i));
         }
         scored
     }
-}
-
-/// `i8 · i8` accumulated in i32, in independent lanes so the compiler can use
-/// SIMD multiply-add (pmaddwd on x86) without intrinsics. A product is at most
-/// 127², so an i32 lane cannot overflow below about two million dims.
-#[inline]
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    const LANES: usize = 16;
-    let mut acc = [0i32; LANES];
-    let (ac, ar) = a.split_at(a.len() - a.len() % LANES);
-    let (bc, br) = b.split_at(ac.len());
-    for (x, y) in ac.chunks_exact(LANES).zip(bc.chunks_exact(LANES)) {
-        for l in 0..LANES {
-            acc[l] += x[l] as i32 * y[l] as i32;
-        }
-    }
-    let mut sum: i32 = acc.iter().sum();
-    for (x, y) in ar.iter().zip(br) {
-        sum += *x as i32 * *y as i32;
-    }
-    sum
 }
 
 #[cfg(test)]
@@ -425,10 +404,13 @@ mod tests {
 
     #[test]
     fn dot_handles_tails() {
-        let a: Vec<i8> = (0..37).map(|i| (i as i8) - 18).collect();
+        let a: Vec<i8> = (0..74).map(|i| (i as i8) - 18).collect();
         let b: Vec<i8> = (0..37).map(|i| 127 - (i as i8) * 3).collect();
-        let naive: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
-        assert_eq!(dot_i8(&a, &b), naive);
+        let naive =
+            |row: &[i8]| -> i32 { row.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum() };
+        let mut out = [0i32; 2];
+        docsnap_bert::dots_i8(&a, &b, &mut out);
+        assert_eq!(out, [naive(&a[..37]), naive(&a[37..])]);
     }
 
     /// Timing over the size the brief targets (15,000 × 256); run with

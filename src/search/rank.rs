@@ -33,6 +33,9 @@ use super::{Library, LoadedSource};
 use crate::index::{query_groups, query_groups_all, FieldWeights, IndexError, Scan, TermGroup};
 use crate::model::VectorUnit;
 
+/// A question's vector as the model made it (shared with its cache).
+type QueryVector = std::sync::Arc<[f32]>;
+
 /// Candidate units taken from the index per source (at least; more when
 /// more pages are wanted). Past the first few dozen BM25 candidates the
 /// re-scoring no longer changes the top of the list.
@@ -535,12 +538,14 @@ impl Library {
         levers: FamilyLevers,
         reorder: impl Fn(&mut [PageHit]),
     ) -> Result<Vec<PageHit>, IndexError> {
-        let mut hits = self.rank_pages(sources, query, keep, order_pages, levers)?;
+        let (mut hits, qv) =
+            self.rank_pages_with(sources, query, keep, order_pages, levers, None)?;
         let ordered = hits.len();
         if ordered < want_pages && want_pages > order_pages {
-            // The second ranking embeds the question again: a hit in the
-            // model's cache of recent questions, which servers keep.
-            let deeper = self.rank_pages(sources, query, keep, want_pages, levers)?;
+            // The second ranking compares the question's vector the first
+            // one made: embedding it is most of a question's cost, and a
+            // server's cache of recent questions may be off (or full).
+            let (deeper, _) = self.rank_pages_with(sources, query, keep, want_pages, levers, qv)?;
             let listed: std::collections::HashSet<(usize, usize)> =
                 hits.iter().map(|h| (h.source, h.page)).collect();
             let mut more: Vec<PageHit> = deeper
@@ -585,6 +590,22 @@ impl Library {
         want_pages: usize,
         levers: FamilyLevers,
     ) -> Result<Vec<PageHit>, IndexError> {
+        Ok(self
+            .rank_pages_with(sources, query, keep, want_pages, levers, None)?
+            .0)
+    }
+
+    /// [`Library::rank_pages`] with the question's vector when the caller
+    /// has it already (`known`); returns the vector it compared, if any.
+    fn rank_pages_with(
+        &self,
+        sources: &[usize],
+        query: &str,
+        keep: Option<SectionFilter<'_>>,
+        want_pages: usize,
+        levers: FamilyLevers,
+        known: Option<QueryVector>,
+    ) -> Result<(Vec<PageHit>, Option<QueryVector>), IndexError> {
         let weight = |m: &crate::embed::Embedder| match m.unit() {
             VectorUnit::Section => levers.dense,
             VectorUnit::Page => levers.cosine,
@@ -600,24 +621,25 @@ impl Library {
         // The question's vector and the lexical passes need nothing of each
         // other: with a second core free they overlap, and a question costs
         // the longer of the two instead of their sum.
-        let (qv, lexical) = match model {
-            Some(m) => {
+        let (qv, lexical) = match (model, known) {
+            (Some(_), Some(qv)) => (Some(qv), lexical()),
+            (Some(m), None) => {
                 let (qv, lex) = rayon::join(|| m.embed_query(query), lexical);
                 (Some(qv), lex)
             }
-            None => (None, lexical()),
+            (None, _) => (None, lexical()),
         };
         let LexicalRanking {
             mut hits,
             mut queries,
             groups: base,
         } = lexical?;
-        if let Some(qv) = qv {
+        if let Some(qv) = &qv {
             self.fuse_dense(
                 &mut hits,
                 sources,
                 &base,
-                &qv,
+                qv,
                 keep,
                 want_pages,
                 &levers,
@@ -625,7 +647,7 @@ impl Library {
             )?;
         }
         assign_scores(&mut hits, self.rank.monotone_scores);
-        Ok(hits)
+        Ok((hits, qv))
     }
 
     /// The lexical part of [`Library::rank_pages`]: pages by their units'

@@ -177,6 +177,30 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
     assert_eq!((st.hits, st.misses, st.kept), (1, 1, 1), "{st:?}");
     let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // A list longer than the first ranking holds ranks twice (the default
+    // depth, then a deeper one for the pages after it) and embeds the
+    // question once, with no cache to remember it.
+    let uncached = Arc::new(
+        Embedder::load(&teacher)
+            .expect("load the BERT folder")
+            .with_query_cache(0),
+    );
+    let (lib0, _) = Library::load_dir_with(&snaps, Some(uncached.clone())).unwrap();
+    let pages = lib0.sources[0].pages.len();
+    let long = lib0
+        .rank_pages_stable(
+            &[0],
+            "how do I ship my app to users",
+            None,
+            pages + 10,
+            5,
+            lib0.rank.leapview,
+            |_| {},
+        )
+        .unwrap();
+    assert!(!long.is_empty() && long.len() <= pages);
+    let st = uncached.query_cache_stats().unwrap();
+    assert_eq!((st.misses, st.kept), (1, 0), "{st:?}");
 
     // Same content, written again: every row comes from the previous snapshot.
     let err = build(&["--force"]);

@@ -19,6 +19,8 @@
 
 #![warn(missing_docs)]
 
+mod crew;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -235,6 +237,18 @@ impl Activations {
 fn vnni_runs(n: usize, k: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     return k.is_multiple_of(4) && n.is_multiple_of(8) && simd::vnni();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
+/// Whether a product of `n` outputs over `k`-long rows runs on the AVX2
+/// kernel over weights packed in pairs ([`pack_lanes`]): where VNNI does
+/// not run. Against the kernel over weight rows, no horizontal sum is left
+/// at the end of each output and a question's last rows fit a tile (5
+/// rows); the same integers, so the same bits.
+fn pairs_run(n: usize, k: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return k.is_multiple_of(2) && n.is_multiple_of(8) && !vnni_runs(n, k) && simd::available();
     #[cfg(not(target_arch = "x86_64"))]
     return false;
 }
@@ -541,7 +555,9 @@ impl Bert {
                 ] {
                     let mut q = Quantized::rows(&lin.w, lin.n_out, lin.n_in, |v| v as i8);
                     if vnni_runs(lin.n_out, lin.n_in) {
-                        q.q = pack_vnni(&q.q, lin.n_out, lin.n_in);
+                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 4);
+                    } else if pairs_run(lin.n_out, lin.n_in) {
+                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 2);
                     }
                     lin.q = Some(q);
                     // The f32 weights are never read again: 42 MB for MiniLM.
@@ -602,21 +618,32 @@ impl Bert {
     /// The last hidden states of every token of `seqs`, one `hidden_size`
     /// row per token, the sequences' rows one after another.
     pub fn hidden_states(&self, seqs: &[&[u32]]) -> Vec<f32> {
-        // The pass runs on one of rayon's threads, so each product's
-        // other half goes to the other thread directly instead of parking
-        // the caller and waking it again (a fifth of a page's time). A
-        // question too: its products are split as a page's are (below
-        // `PARALLEL_MIN_MACS` they stay whole). On a CPU without VNNI a
-        // question's pass took 4.65 ms p50 on one core and 2.75 on two, which
-        // is most of a search's time (BENCHMARKS.md, session 37); on
-        // VNNI CPUs (session 26) the split had saved about what waking
-        // the other core cost, from the caller's thread.
+        // The pass runs on one of rayon's threads. A page's products are
+        // split among the threads product by product (the other half goes
+        // to the other thread directly instead of parking the caller and
+        // waking it again: a fifth of a page's time), so that a core busy
+        // with a page of its own never waits for another's. A question's
+        // pass (at most `CREW_MAX_ROWS` tokens) instead forms a
+        // [`crew::Crew`] with one other thread for its whole duration: its
+        // 24 hand-offs through rayon cost about what its attention and
+        // LayerNorms do together, and a crew's cost a cache line each
+        // (BENCHMARKS.md, session 41).
         let mut out = Vec::new();
-        rayon::scope(|_| out = self.forward(seqs));
+        let rows: usize = seqs.iter().map(|s| s.len()).sum();
+        if rows > CREW_MAX_ROWS || rayon::current_num_threads() < 2 {
+            rayon::scope(|_| out = self.forward(seqs, None));
+            return out;
+        }
+        let crew = crew::Crew::new();
+        rayon::scope(|s| {
+            s.spawn(|_| crew.help());
+            let _over = crew.over_on_drop();
+            out = self.forward(seqs, Some(&crew));
+        });
         out
     }
 
-    fn forward(&self, seqs: &[&[u32]]) -> Vec<f32> {
+    fn forward(&self, seqs: &[&[u32]], crew: Option<&crew::Crew>) -> Vec<f32> {
         let h = self.config.hidden_size;
         let rows: usize = seqs.iter().map(|s| s.len()).sum();
         let mut x = vec![0f32; rows * h];
@@ -643,7 +670,7 @@ impl Bert {
         let mut tmp = vec![0f32; rows * h];
         let mut up = vec![0f32; rows * self.config.intermediate_size];
         for layer in &self.layers {
-            layer.qkv.apply(&x, rows, &mut qkv, false);
+            layer.qkv.apply(&x, rows, &mut qkv, false, crew);
             let mut start = 0;
             for s in seqs {
                 let n = s.len();
@@ -656,10 +683,10 @@ impl Bert {
                 );
                 start += n;
             }
-            layer.attn_out.apply(&ctx, rows, &mut tmp, false);
+            layer.attn_out.apply(&ctx, rows, &mut tmp, false, crew);
             add_norm(&mut x, &tmp, h, &layer.attn_norm, self.eps);
-            layer.up.apply(&x, rows, &mut up, true);
-            layer.down.apply(&up, rows, &mut tmp, false);
+            layer.up.apply(&x, rows, &mut up, true, crew);
+            layer.down.apply(&up, rows, &mut tmp, false, crew);
             add_norm(&mut x, &tmp, h, &layer.out_norm, self.eps);
         }
         x
@@ -964,6 +991,43 @@ fn attention_reference(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut 
     }
 }
 
+/// Each `q.len()`-wide row of `rows` dotted with `q` into `out` (one
+/// integer per row, exact: i8 products summed in i32, which cannot overflow
+/// below about two million dimensions). For docsnap's int8 vector stores,
+/// whose scans are a question's other large product: built for the
+/// baseline x86-64 the compiler widens bytes without `pmovsx` and this ran
+/// at a third of its AVX2 speed.
+pub fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
+    avx2_version! {
+        fn run(rows: &[i8], q: &[i8], out: &mut [i32]) {
+            for (row, o) in rows.chunks_exact(q.len().max(1)).zip(out) {
+                *o = dot_i8(row, q);
+            }
+        }
+    }
+    run(rows, q, out)
+}
+
+/// One dot product of [`dots_i8`], in sixteen lanes so that the compiler
+/// uses the multiply-add of pairs (`pmaddwd`).
+#[inline(always)]
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    const LANES: usize = 16;
+    let mut acc = [0i32; LANES];
+    let (ac, ar) = a.split_at(a.len() - a.len() % LANES);
+    let (bc, br) = b.split_at(ac.len());
+    for (x, y) in ac.chunks_exact(LANES).zip(bc.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            acc[l] += x[l] as i32 * y[l] as i32;
+        }
+    }
+    let mut sum: i32 = acc.iter().sum();
+    for (x, y) in ar.iter().zip(br) {
+        sum += *x as i32 * *y as i32;
+    }
+    sum
+}
+
 /// A dot product in eight running sums, which the compiler keeps in one
 /// vector register (a single running sum would forbid reordering). Public
 /// for docsnap's other small products (query adapters).
@@ -988,7 +1052,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 impl Linear {
     /// `y[rows × n_out] = x[rows × n_in] Wᵀ + b`, then GELU if asked (on
     /// the threads that computed each column, while it is in cache).
-    fn apply(&self, x: &[f32], rows: usize, y: &mut [f32], gelu: bool) {
+    fn apply(&self, x: &[f32], rows: usize, y: &mut [f32], gelu: bool, crew: Option<&crew::Crew>) {
         debug_assert_eq!(x.len(), rows * self.n_in);
         debug_assert_eq!(y.len(), rows * self.n_out);
         let mut epilogue = Epilogue {
@@ -997,27 +1061,29 @@ impl Linear {
             gelu,
         };
         match &self.q {
-            None => matmul_into(x, rows, &self.w, self.n_out, self.n_in, y, &epilogue),
+            None => matmul_into(x, rows, &self.w, self.n_out, self.n_in, y, &epilogue, crew),
             Some(q) => {
                 let xq = Activations::new(&x[..rows * self.n_in], rows, self.n_out, self.n_in);
                 epilogue.scales = Some((xq.scale(), &q.scale));
-                qmatmul_into(&xq, rows, q, self.n_out, self.n_in, y, &epilogue)
+                qmatmul_into(&xq, rows, q, self.n_out, self.n_in, y, &epilogue, crew)
             }
         }
     }
 }
 
-/// Rearranges `n × k` row-major weights for the VNNI kernels: each
-/// 32-byte vector holds 4 consecutive values of the shared dimension for 8
-/// consecutive output rows, vectors ordered by block of 8 rows, then by
-/// position in `k`. `n` must be a multiple of 8 and `k` of 4.
-fn pack_vnni(q: &[i8], n: usize, k: usize) -> Vec<i8> {
-    let groups = k / 4;
+/// Rearranges `n × k` row-major weights for the packed kernels: each
+/// group holds `per` consecutive values of the shared dimension for 8
+/// consecutive output rows (`per` 4: a 32-byte vector for VNNI's `dpbusd`;
+/// 2: 16 bytes, widened to a 32-byte vector of i16 pairs for AVX2's
+/// `madd`), groups ordered by block of 8 rows, then by position in `k`.
+/// `n` must be a multiple of 8 and `k` of `per`.
+fn pack_lanes(q: &[i8], n: usize, k: usize, per: usize) -> Vec<i8> {
+    let groups = k / per;
     let mut out = vec![0i8; n * k];
     for (j, row) in q.chunks_exact(k).enumerate().take(n) {
-        for (g, four) in row.chunks_exact(4).enumerate() {
-            let at = ((j / 8 * groups + g) * 8 + j % 8) * 4;
-            out[at..at + 4].copy_from_slice(four);
+        for (g, vals) in row.chunks_exact(per).enumerate() {
+            let at = ((j / 8 * groups + g) * 8 + j % 8) * per;
+            out[at..at + per].copy_from_slice(vals);
         }
     }
     out
@@ -1025,6 +1091,7 @@ fn pack_vnni(q: &[i8], n: usize, k: usize) -> Vec<i8> {
 
 /// The 8-bit product: each row of `x` quantized like the weights, integer
 /// dot products (exact, so every kernel gives the same result), rescaled.
+#[allow(clippy::too_many_arguments)]
 fn qmatmul_into(
     xq: &Activations,
     m: usize,
@@ -1033,6 +1100,7 @@ fn qmatmul_into(
     k: usize,
     y: &mut [f32],
     epilogue: &Epilogue,
+    crew: Option<&crew::Crew>,
 ) {
     let x_len = match xq {
         Activations::Signed(q) => q.q.len(),
@@ -1046,7 +1114,7 @@ fn qmatmul_into(
             epilogue.apply(y, m, n, &cols);
         }
     };
-    by_column_blocks(m, n, k, y, run);
+    by_column_blocks(m, n, k, y, crew, run);
 }
 
 /// Columns `cols` of the 8-bit product into `y`, unscaled.
@@ -1083,6 +1151,12 @@ unsafe fn qmatmul_cols(
     };
     #[cfg(target_arch = "x86_64")]
     {
+        if pairs_run(n, k) {
+            // SAFETY: AVX2 checked by pairs_run, as Bert::load packed these
+            // weights; the rest is this function's contract.
+            unsafe { simd::pair_cols(x.q.as_ptr(), m, w.q.as_ptr(), n, k, y, cols) };
+            return;
+        }
         if k.is_multiple_of(16) && simd::available() {
             // SAFETY: AVX2 checked; the rest is this function's contract.
             unsafe { simd::qmatmul_cols(x.q.as_ptr(), m, w.q.as_ptr(), n, k, y, cols) };
@@ -1151,7 +1225,7 @@ pub fn matmul_t(x: &[f32], m: usize, w: &[f32], n: usize, k: usize) -> Vec<f32> 
         bias: &[],
         gelu: false,
     };
-    matmul_into(x, m, w, n, k, &mut y, &none);
+    matmul_into(x, m, w, n, k, &mut y, &none, None);
     y
 }
 
@@ -1162,9 +1236,17 @@ pub fn matmul_t(x: &[f32], m: usize, w: &[f32], n: usize, k: usize) -> Vec<f32> 
 /// 4.30 and 4.00 → 3.78 ms in alternating runs (session 37, no VNNI).
 const PARALLEL_MIN_MACS: usize = 1 << 16;
 
+/// Tokens up to which a pass forms a crew (see [`Bert::hidden_states`]):
+/// a question, not a page.
+const CREW_MAX_ROWS: usize = 64;
+
+/// Chunks a crew's product is cut into (see [`by_column_blocks`]).
+const CREW_CHUNKS: usize = 4;
+
 /// `y[m × n] = x[m × k] · w[n × k]ᵀ`, on the widest kernel the CPU runs,
 /// the weight rows shared out among rayon's threads (each thread reads its
 /// own part of the weights once and writes its own columns of `y`).
+#[allow(clippy::too_many_arguments)]
 fn matmul_into(
     x: &[f32],
     m: usize,
@@ -1173,6 +1255,7 @@ fn matmul_into(
     k: usize,
     y: &mut [f32],
     epilogue: &Epilogue,
+    crew: Option<&crew::Crew>,
 ) {
     assert!(x.len() >= m * k && w.len() >= n * k && y.len() >= m * n);
     let run = |cols: std::ops::Range<usize>, y: *mut f32| {
@@ -1182,7 +1265,7 @@ fn matmul_into(
             epilogue.apply(y, m, n, &cols);
         }
     };
-    by_column_blocks(m, n, k, y, run);
+    by_column_blocks(m, n, k, y, crew, run);
 }
 
 /// Calls `run` on column ranges that cover `0..n`, one per rayon thread when
@@ -1192,6 +1275,7 @@ fn by_column_blocks(
     n: usize,
     k: usize,
     y: &mut [f32],
+    crew: Option<&crew::Crew>,
     run: impl Fn(std::ops::Range<usize>, *mut f32) + Sync,
 ) {
     assert!(y.len() >= m * n);
@@ -1201,6 +1285,17 @@ fn by_column_blocks(
         return;
     }
     let out = SendPtr(y.as_mut_ptr());
+    if let Some(crew) = crew {
+        // More chunks than threads, so that a helper that joins late
+        // leaves the caller less to wait for; whole tiles in each.
+        let chunks = (n / 24).clamp(1, CREW_CHUNKS);
+        let per = n.div_ceil(chunks).next_multiple_of(24);
+        let out = &out;
+        crew.share(chunks, &|t| {
+            run((t * per).min(n)..((t + 1) * per).min(n), out.0)
+        });
+        return;
+    }
     // Whole tiles per thread: 3 columns for the row-layout kernels, blocks
     // of 8 for the packed ones.
     let per = n.div_ceil(threads).next_multiple_of(24);
@@ -1270,20 +1365,32 @@ mod simd {
     /// `$tile::<R, C>(pre…, i, j, post…)` for each. A macro rather than a
     /// function taking closures, so every tile call is made inside the
     /// caller's target features and inlined there.
+    /// Calls `$tile::<R, C>` over the output: each block of `$c` weight
+    /// rows (output columns) against all of x's rows, `$r` rows at a time;
+    /// the last rows of a question in one tile of 2 and one of 1 (a short
+    /// question's tokens are rarely a multiple of `$r`), the last columns
+    /// one by one.
     macro_rules! walk_tiles {
-        ($m:expr, $cols:expr, $tile:ident, ($($pre:expr),*), ($($post:expr),*)) => {{
+        ($m:expr, $cols:expr, $tile:ident <$r:literal, $c:literal>, ($($pre:expr),*), ($($post:expr),*)) => {{
             let (m, cols) = ($m, $cols);
             let mut j = cols.start;
             while j < cols.end {
-                let c = (cols.end - j).min(3);
+                let c = (cols.end - j).min($c);
                 let mut i = 0;
                 while i < m {
-                    let r = (m - i).min(4);
-                    if r == 4 && c == 3 {
-                        $tile::<4, 3>($($pre,)* i, j, $($post),*)
-                    } else if c == 3 {
-                        for ii in i..i + r {
-                            $tile::<1, 3>($($pre,)* ii, j, $($post),*)
+                    let r = (m - i).min($r);
+                    if c == $c {
+                        if r == $r {
+                            $tile::<$r, $c>($($pre,)* i, j, $($post),*)
+                        } else {
+                            let mut ii = i;
+                            while ii + 2 <= i + r {
+                                $tile::<2, $c>($($pre,)* ii, j, $($post),*);
+                                ii += 2;
+                            }
+                            if ii < i + r {
+                                $tile::<1, $c>($($pre,)* ii, j, $($post),*)
+                            }
                         }
                     } else {
                         for ii in i..i + r {
@@ -1308,7 +1415,7 @@ mod simd {
     macro_rules! tile_kernel {
         (
             $(#[$meta:meta])*
-            fn $entry:ident / $tile:ident [$feat:literal]
+            fn $entry:ident / $tile:ident [$feat:literal] <$r:literal, $c:literal>
             (x: $xt:ty, w: $wt:ty $(, $extra:ident: $et:ty)*)
             step $step:literal, zero $zero:expr;
             load |$p:ident| w: $lw:expr, x: $lx:expr;
@@ -1329,7 +1436,7 @@ mod simd {
                 cols: Range<usize>,
             ) {
                 debug_assert!(k.is_multiple_of($step) && cols.end <= n);
-                walk_tiles!(m, cols, $tile, (xp, wp $(, $extra)*), (k, yp, n));
+                walk_tiles!(m, cols, $tile<$r, $c>, (xp, wp $(, $extra)*), (k, yp, n));
             }
 
             /// Rows `i..i+R` of x against rows `j..j+C` of w, into y.
@@ -1382,7 +1489,7 @@ mod simd {
 
     tile_kernel! {
         /// See [`super::matmul_cols`]; `k` must be a multiple of 8.
-        fn matmul_cols / tile ["avx2,fma"] (x: f32, w: f32)
+        fn matmul_cols / tile ["avx2,fma"] <4, 3> (x: f32, w: f32)
         step 8, zero _mm256_setzero_ps();
         load |p| w: _mm256_loadu_ps(p), x: _mm256_loadu_ps(p);
         madd |a, xv, wv| _mm256_fmadd_ps(xv, *wv, *a);
@@ -1394,7 +1501,7 @@ mod simd {
         /// in i32 (exact: 127² × k stays far below 2³¹ for any BERT width),
         /// stored to `y` as f32 for the caller to rescale. `k` must be a
         /// multiple of 16.
-        fn qmatmul_cols / qtile ["avx2"] (x: i16, w: i8)
+        fn qmatmul_cols / qtile ["avx2"] <3, 3> (x: i16, w: i8)
         step 16, zero _mm256_setzero_si256();
         load |p| w: _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i)),
             x: _mm256_loadu_si256(p as *const __m256i);
@@ -1497,6 +1604,89 @@ mod simd {
                 }
             }
         };
+    }
+
+    /// The AVX2 kernel over weights packed in pairs ([`super::pack_lanes`]
+    /// with 2): each 16 bytes of weights, widened to i16, hold two
+    /// consecutive values of `k` for 8 output columns; `madd` against a
+    /// token's two matching values (broadcast) sums both products into the
+    /// column's own i32 lane. Columns come in blocks of 8 (`cols` and `n`
+    /// multiples of 8), `k` even; `y` gets the unscaled integer sums, as
+    /// from [`qmatmul_cols`].
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn pair_cols(
+        xp: *const i16,
+        m: usize,
+        wp: *const i8,
+        n: usize,
+        k: usize,
+        yp: *mut f32,
+        cols: Range<usize>,
+    ) {
+        debug_assert!(k.is_multiple_of(2) && n.is_multiple_of(8));
+        debug_assert!(cols.start.is_multiple_of(8) && cols.end <= n);
+        let (mut b, end) = (cols.start / 8, cols.end.div_ceil(8));
+        while b < end {
+            let blocks = (end - b).min(2);
+            let mut i = 0;
+            while i < m {
+                // 5 rows × 2 blocks: 10 sums, 2 weight vectors, a token's
+                // pair and a product in the 16 registers.
+                let r = (m - i).min(5);
+                match (r, blocks) {
+                    (5, 2) => ptile::<5, 2>(xp, wp, i, b, k, yp, n),
+                    (4, 2) => ptile::<4, 2>(xp, wp, i, b, k, yp, n),
+                    (3, 2) => ptile::<3, 2>(xp, wp, i, b, k, yp, n),
+                    (2, 2) => ptile::<2, 2>(xp, wp, i, b, k, yp, n),
+                    (_, 2) => ptile::<1, 2>(xp, wp, i, b, k, yp, n),
+                    _ => {
+                        for ii in i..i + r {
+                            ptile::<1, 1>(xp, wp, ii, b, k, yp, n);
+                        }
+                    }
+                }
+                i += r;
+            }
+            b += blocks;
+        }
+    }
+
+    /// Rows `i..i+R` of x against column blocks `b..b+B`, into y.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn ptile<const R: usize, const B: usize>(
+        xp: *const i16,
+        wp: *const i8,
+        i: usize,
+        b: usize,
+        k: usize,
+        yp: *mut f32,
+        n: usize,
+    ) {
+        let pairs = k / 2;
+        let mut acc = [[_mm256_setzero_si256(); B]; R];
+        for g in 0..pairs {
+            let mut wv = [_mm256_setzero_si256(); B];
+            for (c, v) in wv.iter_mut().enumerate() {
+                let at = wp.add(((b + c) * pairs + g) * 16);
+                *v = _mm256_cvtepi8_epi16(_mm_loadu_si128(at as *const __m128i));
+            }
+            for (r, row) in acc.iter_mut().enumerate() {
+                let at = xp.add((i + r) * k + g * 2) as *const i32;
+                let xv = _mm256_set1_epi32(at.read_unaligned());
+                for (a, v) in row.iter_mut().zip(&wv) {
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(xv, *v));
+                }
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            for (c, a) in row.iter().enumerate() {
+                let col = (b + c) * 8;
+                _mm256_storeu_ps(yp.add((i + r) * n + col), _mm256_cvtepi32_ps(*a));
+            }
+        }
     }
 
     packed_kernel!(vnni_avx_cols / vtile ["avx2,avxvnni"] _mm256_dpbusd_avx_epi32);
@@ -1756,15 +1946,71 @@ mod tests {
                 .collect();
             let shifted = Quantized::<u8>::rows(&x, m, k, |v| (v + 128) as u8);
             let signed = Activations::Signed(Quantized::rows(&x, m, k, |v| v));
+            // The weights in the layout Bert::load gives them here.
+            let loaded = Quantized {
+                q: if pairs_run(n, k) {
+                    pack_lanes(&wq.q, n, k, 2)
+                } else {
+                    wq.q.clone()
+                },
+                scale: wq.scale.clone(),
+                sum: wq.sum.clone(),
+            };
             let mut y = vec![0f32; m * n];
             // SAFETY: shapes as allocated above.
-            unsafe { qmatmul_cols(&signed, m, &wq, n, k, y.as_mut_ptr(), 0..n) };
+            unsafe { qmatmul_cols(&signed, m, &loaded, n, k, y.as_mut_ptr(), 0..n) };
             assert_eq!(y, want, "({m},{n},{k}) signed");
+            // The AVX2 kernels over rows and over pairs, whichever the
+            // dispatch picks, the pairs' on a range of column blocks too.
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() {
+                let Activations::Signed(xs) = &signed else {
+                    unreachable!()
+                };
+                if k % 16 == 0 {
+                    let mut y = vec![0f32; m * n];
+                    // SAFETY: AVX2 detected; shapes as allocated above.
+                    unsafe {
+                        simd::qmatmul_cols(
+                            xs.q.as_ptr(),
+                            m,
+                            wq.q.as_ptr(),
+                            n,
+                            k,
+                            y.as_mut_ptr(),
+                            0..n,
+                        )
+                    };
+                    assert_eq!(y, want, "({m},{n},{k}) rows");
+                }
+                if n % 8 == 0 && k % 2 == 0 {
+                    let packed = pack_lanes(&wq.q, n, k, 2);
+                    for cols in [0..n, 8..n] {
+                        let mut y = vec![0f32; m * n];
+                        // SAFETY: AVX2 detected; shapes as allocated above.
+                        unsafe {
+                            simd::pair_cols(
+                                xs.q.as_ptr(),
+                                m,
+                                packed.as_ptr(),
+                                n,
+                                k,
+                                y.as_mut_ptr(),
+                                cols.clone(),
+                            )
+                        };
+                        for (e, (got, want)) in y.iter().zip(&want).enumerate() {
+                            let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
+                            assert_eq!(*got, want, "({m},{n},{k}) pairs {cols:?} at {e}");
+                        }
+                    }
+                }
+            }
             // Each VNNI encoding this CPU has, whichever the dispatch picks,
             // on the whole matrix and on a range of column blocks.
             #[cfg(target_arch = "x86_64")]
             if n % 8 == 0 {
-                let packed = pack_vnni(&wq.q, n, k);
+                let packed = pack_lanes(&wq.q, n, k, 4);
                 for &(name, kernel) in simd::vnni_kernels() {
                     for cols in [0..n, 8..n] {
                         let mut y = vec![0f32; m * n];
