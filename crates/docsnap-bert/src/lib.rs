@@ -232,7 +232,7 @@ impl Activations {
 }
 
 /// Whether a product of `n` outputs over `k`-long rows runs on a VNNI
-/// kernel here: then its weights are packed ([`pack_vnni`]) and its
+/// kernel here: then its weights are packed ([`pack_lanes`]) and its
 /// activations shifted ([`Activations::Shifted`]), both decided by this.
 fn vnni_runs(n: usize, k: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -1154,7 +1154,7 @@ unsafe fn qmatmul_cols(
         if pairs_run(n, k) {
             // SAFETY: AVX2 checked by pairs_run, as Bert::load packed these
             // weights; the rest is this function's contract.
-            unsafe { simd::pair_cols(x.q.as_ptr(), m, w.q.as_ptr(), n, k, y, cols) };
+            unsafe { simd::pair_cols(x.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols) };
             return;
         }
         if k.is_multiple_of(16) && simd::available() {
@@ -1509,23 +1509,37 @@ mod simd {
         store |s, col| hsum_i32(*s) as f32;
     }
 
-    /// Defines a VNNI kernel over weights packed by [`super::pack_vnni`]:
-    /// activations as unsigned bytes (shifted by 128), weights as signed
-    /// bytes, `dpbusd` summing four products into each of eight i32 lanes,
-    /// one lane per output column, so no horizontal sum is ever needed
-    /// (with the rows' layout those were a third of a short product's
-    /// work). The shift's share (128 × `wsum[j]`) comes off in i32: the
-    /// same integer as the AVX2 kernel's, so the same f32. AVX-VNNI (Intel
-    /// since Alder Lake, AMD since Zen 5) and AVX-512 VNNI on 256-bit
-    /// vectors (Intel since Ice Lake, AMD Zen 4) are the same instruction
-    /// in two encodings. Columns come in blocks of 8 (`cols` and `n`
-    /// multiples of 8), `k` a multiple of 4.
+    /// Defines a kernel over weights packed by [`super::pack_lanes`]:
+    /// `$per` consecutive values of `k` for each of 8 output columns per
+    /// group, each token's matching `$per` values (4 bytes) broadcast
+    /// against them, and every product summed into its column's own i32
+    /// lane, so no horizontal sum is ever needed (with the rows' layout
+    /// those were a third of a short product's work). `load` reads a
+    /// group's weights at `$p`, `madd` folds one group into a sum, `exact`
+    /// turns a finished sum (with `$ws` pointing at its 8 columns' weight
+    /// sums) into the integer the row kernels compute, so the same f32.
+    /// Columns come in blocks of 8 (`cols` and `n` multiples of 8), `k` a
+    /// multiple of `$per`; tiles are up to `$rows` tokens × 2 blocks.
+    ///
+    /// The VNNI ones: activations as unsigned bytes (shifted by 128),
+    /// weights as signed bytes, `dpbusd` summing four products per lane;
+    /// the shift's share (128 × `wsum[j]`) comes off in i32. AVX-VNNI
+    /// (Intel since Alder Lake, AMD since Zen 5) and AVX-512 VNNI on
+    /// 256-bit vectors (Intel since Ice Lake, AMD Zen 4) are the same
+    /// instruction in two encodings.
     macro_rules! packed_kernel {
-        ($entry:ident / $tile:ident [$feat:literal] $dpbusd:ident) => {
+        (
+            $(#[$meta:meta])*
+            fn $entry:ident / $tile:ident [$feat:literal] (x: $xt:ty, $per:literal per lane), rows $rows:literal;
+            load |$p:ident| $load:expr;
+            madd |$a:ident, $xv:ident, $wv:ident| $madd:expr;
+            exact |$sum:ident, $ws:ident| $exact:expr;
+        ) => {
+            $(#[$meta])*
             #[allow(clippy::too_many_arguments)]
             #[target_feature(enable = $feat)]
             pub unsafe fn $entry(
-                xp: *const u8,
+                xp: *const $xt,
                 m: usize,
                 wp: *const i8,
                 wsum: &[i32],
@@ -1534,7 +1548,7 @@ mod simd {
                 yp: *mut f32,
                 cols: Range<usize>,
             ) {
-                debug_assert!(k.is_multiple_of(4) && n.is_multiple_of(8));
+                debug_assert!(k.is_multiple_of($per) && n.is_multiple_of(8));
                 debug_assert!(cols.start.is_multiple_of(8) && cols.end <= n);
                 let (mut b, end) = (cols.start / 8, cols.end.div_ceil(8));
                 while b < end {
@@ -1544,7 +1558,7 @@ mod simd {
                         // The last rows of a question (a dozen to thirty
                         // tokens) in one tile of their own height, not one
                         // pass over the weights per row.
-                        let r = (m - i).min(6);
+                        let r = (m - i).min($rows);
                         match (r, blocks) {
                             (6, 2) => $tile::<6, 2>(xp, wp, wsum, i, b, k, yp, n),
                             (5, 2) => $tile::<5, 2>(xp, wp, wsum, i, b, k, yp, n),
@@ -1569,7 +1583,7 @@ mod simd {
             #[target_feature(enable = $feat)]
             #[inline]
             unsafe fn $tile<const R: usize, const B: usize>(
-                xp: *const u8,
+                xp: *const $xt,
                 wp: *const i8,
                 wsum: &[i32],
                 i: usize,
@@ -1578,119 +1592,61 @@ mod simd {
                 yp: *mut f32,
                 n: usize,
             ) {
-                let groups = k / 4;
+                let groups = k / $per;
                 let mut acc = [[_mm256_setzero_si256(); B]; R];
                 for g in 0..groups {
                     let mut wv = [_mm256_setzero_si256(); B];
                     for (c, v) in wv.iter_mut().enumerate() {
-                        let at = wp.add(((b + c) * groups + g) * 32);
-                        *v = _mm256_loadu_si256(at as *const __m256i);
+                        let $p = wp.add(((b + c) * groups + g) * 8 * $per);
+                        *v = $load;
                     }
                     for (r, row) in acc.iter_mut().enumerate() {
-                        let at = xp.add((i + r) * k + g * 4) as *const i32;
-                        let xv = _mm256_set1_epi32(at.read_unaligned());
-                        for (a, v) in row.iter_mut().zip(&wv) {
-                            *a = $dpbusd(*a, xv, *v);
+                        // A token's `$per` values of this group: 4 bytes.
+                        let at = xp.add((i + r) * k + g * $per) as *const i32;
+                        let $xv = _mm256_set1_epi32(at.read_unaligned());
+                        for ($a, $wv) in row.iter_mut().zip(&wv) {
+                            *$a = $madd;
                         }
                     }
                 }
                 for (r, row) in acc.iter().enumerate() {
-                    for (c, a) in row.iter().enumerate() {
+                    for (c, $sum) in row.iter().enumerate() {
                         let col = (b + c) * 8;
-                        let ws = _mm256_loadu_si256(wsum.as_ptr().add(col) as *const __m256i);
-                        let exact = _mm256_sub_epi32(*a, _mm256_slli_epi32(ws, 7));
-                        _mm256_storeu_ps(yp.add((i + r) * n + col), _mm256_cvtepi32_ps(exact));
+                        let $ws = wsum.as_ptr().add(col);
+                        _mm256_storeu_ps(yp.add((i + r) * n + col), _mm256_cvtepi32_ps($exact));
                     }
                 }
             }
         };
     }
 
-    /// The AVX2 kernel over weights packed in pairs ([`super::pack_lanes`]
-    /// with 2): each 16 bytes of weights, widened to i16, hold two
-    /// consecutive values of `k` for 8 output columns; `madd` against a
-    /// token's two matching values (broadcast) sums both products into the
-    /// column's own i32 lane. Columns come in blocks of 8 (`cols` and `n`
-    /// multiples of 8), `k` even; `y` gets the unscaled integer sums, as
-    /// from [`qmatmul_cols`].
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn pair_cols(
-        xp: *const i16,
-        m: usize,
-        wp: *const i8,
-        n: usize,
-        k: usize,
-        yp: *mut f32,
-        cols: Range<usize>,
-    ) {
-        debug_assert!(k.is_multiple_of(2) && n.is_multiple_of(8));
-        debug_assert!(cols.start.is_multiple_of(8) && cols.end <= n);
-        let (mut b, end) = (cols.start / 8, cols.end.div_ceil(8));
-        while b < end {
-            let blocks = (end - b).min(2);
-            let mut i = 0;
-            while i < m {
-                // 5 rows × 2 blocks: 10 sums, 2 weight vectors, a token's
-                // pair and a product in the 16 registers.
-                let r = (m - i).min(5);
-                match (r, blocks) {
-                    (5, 2) => ptile::<5, 2>(xp, wp, i, b, k, yp, n),
-                    (4, 2) => ptile::<4, 2>(xp, wp, i, b, k, yp, n),
-                    (3, 2) => ptile::<3, 2>(xp, wp, i, b, k, yp, n),
-                    (2, 2) => ptile::<2, 2>(xp, wp, i, b, k, yp, n),
-                    (_, 2) => ptile::<1, 2>(xp, wp, i, b, k, yp, n),
-                    _ => {
-                        for ii in i..i + r {
-                            ptile::<1, 1>(xp, wp, ii, b, k, yp, n);
-                        }
-                    }
-                }
-                i += r;
-            }
-            b += blocks;
-        }
+    packed_kernel! {
+        /// The AVX2 kernel over weights packed in pairs
+        /// ([`super::pack_lanes`] with 2): each 16 bytes of weights,
+        /// widened to i16, hold two consecutive values of `k` for 8 output
+        /// columns; `madd` against a token's two matching values
+        /// (broadcast) sums both products into the column's own i32 lane.
+        /// 5 rows × 2 blocks: 10 sums, 2 weight vectors, the token's pair
+        /// and a product fit the 16 registers. `wsum` is not read; `y` gets
+        /// the integer sums, as from [`qmatmul_cols`].
+        fn pair_cols / ptile ["avx2"] (x: i16, 2 per lane), rows 5;
+        load |p| _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i));
+        madd |a, xv, wv| _mm256_add_epi32(*a, _mm256_madd_epi16(xv, *wv));
+        exact |sum, _ws| *sum;
     }
 
-    /// Rows `i..i+R` of x against column blocks `b..b+B`, into y.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn ptile<const R: usize, const B: usize>(
-        xp: *const i16,
-        wp: *const i8,
-        i: usize,
-        b: usize,
-        k: usize,
-        yp: *mut f32,
-        n: usize,
-    ) {
-        let pairs = k / 2;
-        let mut acc = [[_mm256_setzero_si256(); B]; R];
-        for g in 0..pairs {
-            let mut wv = [_mm256_setzero_si256(); B];
-            for (c, v) in wv.iter_mut().enumerate() {
-                let at = wp.add(((b + c) * pairs + g) * 16);
-                *v = _mm256_cvtepi8_epi16(_mm_loadu_si128(at as *const __m128i));
-            }
-            for (r, row) in acc.iter_mut().enumerate() {
-                let at = xp.add((i + r) * k + g * 2) as *const i32;
-                let xv = _mm256_set1_epi32(at.read_unaligned());
-                for (a, v) in row.iter_mut().zip(&wv) {
-                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(xv, *v));
-                }
-            }
-        }
-        for (r, row) in acc.iter().enumerate() {
-            for (c, a) in row.iter().enumerate() {
-                let col = (b + c) * 8;
-                _mm256_storeu_ps(yp.add((i + r) * n + col), _mm256_cvtepi32_ps(*a));
-            }
-        }
+    packed_kernel! {
+        fn vnni_avx_cols / vtile ["avx2,avxvnni"] (x: u8, 4 per lane), rows 6;
+        load |p| _mm256_loadu_si256(p as *const __m256i);
+        madd |a, xv, wv| _mm256_dpbusd_avx_epi32(*a, xv, *wv);
+        exact |sum, ws| _mm256_sub_epi32(*sum, _mm256_slli_epi32(_mm256_loadu_si256(ws as *const __m256i), 7));
     }
-
-    packed_kernel!(vnni_avx_cols / vtile ["avx2,avxvnni"] _mm256_dpbusd_avx_epi32);
-    packed_kernel!(vnni_512_cols / vtile512 ["avx2,avx512vnni,avx512vl"] _mm256_dpbusd_epi32);
+    packed_kernel! {
+        fn vnni_512_cols / vtile512 ["avx2,avx512vnni,avx512vl"] (x: u8, 4 per lane), rows 6;
+        load |p| _mm256_loadu_si256(p as *const __m256i);
+        madd |a, xv, wv| _mm256_dpbusd_epi32(*a, xv, *wv);
+        exact |sum, ws| _mm256_sub_epi32(*sum, _mm256_slli_epi32(_mm256_loadu_si256(ws as *const __m256i), 7));
+    }
 
     /// A VNNI kernel: `(x, m, packed w, wsum, n, k, y, cols)`, as made by
     /// `packed_kernel!`.
@@ -1960,8 +1916,20 @@ mod tests {
             // SAFETY: shapes as allocated above.
             unsafe { qmatmul_cols(&signed, m, &loaded, n, k, y.as_mut_ptr(), 0..n) };
             assert_eq!(y, want, "({m},{n},{k}) signed");
+            // A packed kernel, on the whole matrix and on a range of column
+            // blocks: `run(y, cols)` fills those columns of y.
+            let packed_agrees = |name: &str, run: &dyn Fn(*mut f32, std::ops::Range<usize>)| {
+                for cols in [0..n, 8..n] {
+                    let mut y = vec![0f32; m * n];
+                    run(y.as_mut_ptr(), cols.clone());
+                    for (e, (got, want)) in y.iter().zip(&want).enumerate() {
+                        let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
+                        assert_eq!(*got, want, "({m},{n},{k}) {name} {cols:?} at {e}");
+                    }
+                }
+            };
             // The AVX2 kernels over rows and over pairs, whichever the
-            // dispatch picks, the pairs' on a range of column blocks too.
+            // dispatch picks.
             #[cfg(target_arch = "x86_64")]
             if simd::available() {
                 let Activations::Signed(xs) = &signed else {
@@ -1969,70 +1937,31 @@ mod tests {
                 };
                 if k % 16 == 0 {
                     let mut y = vec![0f32; m * n];
+                    let (x, w) = (xs.q.as_ptr(), wq.q.as_ptr());
                     // SAFETY: AVX2 detected; shapes as allocated above.
-                    unsafe {
-                        simd::qmatmul_cols(
-                            xs.q.as_ptr(),
-                            m,
-                            wq.q.as_ptr(),
-                            n,
-                            k,
-                            y.as_mut_ptr(),
-                            0..n,
-                        )
-                    };
+                    unsafe { simd::qmatmul_cols(x, m, w, n, k, y.as_mut_ptr(), 0..n) };
                     assert_eq!(y, want, "({m},{n},{k}) rows");
                 }
                 if n % 8 == 0 && k % 2 == 0 {
                     let packed = pack_lanes(&wq.q, n, k, 2);
-                    for cols in [0..n, 8..n] {
-                        let mut y = vec![0f32; m * n];
-                        // SAFETY: AVX2 detected; shapes as allocated above.
-                        unsafe {
-                            simd::pair_cols(
-                                xs.q.as_ptr(),
-                                m,
-                                packed.as_ptr(),
-                                n,
-                                k,
-                                y.as_mut_ptr(),
-                                cols.clone(),
-                            )
-                        };
-                        for (e, (got, want)) in y.iter().zip(&want).enumerate() {
-                            let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
-                            assert_eq!(*got, want, "({m},{n},{k}) pairs {cols:?} at {e}");
-                        }
-                    }
+                    let (x, w) = (xs.q.as_ptr(), packed.as_ptr());
+                    // SAFETY: AVX2 detected; shapes as allocated above.
+                    packed_agrees("pairs", &|y, cols| unsafe {
+                        simd::pair_cols(x, m, w, &wq.sum, n, k, y, cols)
+                    });
                 }
             }
-            // Each VNNI encoding this CPU has, whichever the dispatch picks,
-            // on the whole matrix and on a range of column blocks.
+            // Each VNNI encoding this CPU has, whichever the dispatch picks.
             #[cfg(target_arch = "x86_64")]
             if n % 8 == 0 {
                 let packed = pack_lanes(&wq.q, n, k, 4);
+                let (x, w) = (shifted.q.as_ptr(), packed.as_ptr());
                 for &(name, kernel) in simd::vnni_kernels() {
-                    for cols in [0..n, 8..n] {
-                        let mut y = vec![0f32; m * n];
-                        // SAFETY: the kernel's features were detected;
-                        // shapes as allocated above.
-                        unsafe {
-                            kernel(
-                                shifted.q.as_ptr(),
-                                m,
-                                packed.as_ptr(),
-                                &wq.sum,
-                                n,
-                                k,
-                                y.as_mut_ptr(),
-                                cols.clone(),
-                            )
-                        };
-                        for (e, (got, want)) in y.iter().zip(&want).enumerate() {
-                            let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
-                            assert_eq!(*got, want, "({m},{n},{k}) {name} {cols:?} at {e}");
-                        }
-                    }
+                    // SAFETY: the kernel's features were detected; shapes
+                    // as allocated above.
+                    packed_agrees(name, &|y, cols| unsafe {
+                        kernel(x, m, w, &wq.sum, n, k, y, cols)
+                    });
                 }
             }
             // And the quantization is what it says: within half a step.
