@@ -1351,25 +1351,22 @@ mod simd {
     //! The x86 kernels. Each keeps a tile of sums in registers while it
     //! walks the shared dimension, and a block of weights serves every
     //! token before the next is read. `tile_kernel!` makes the two over
-    //! weights in rows (f32 FMA and AVX2 `madd`, 4 tokens × 3 rows, a
-    //! horizontal sum per output); `packed_kernel!` the two VNNI ones over
-    //! packed weights (AVX-VNNI and AVX-512 VNNI `dpbusd`, 6 tokens × 16
-    //! columns, one output per lane).
+    //! weights in rows (f32 FMA, 4 tokens × 3 rows, and AVX2 `madd`, 3 × 3;
+    //! a horizontal sum per output); `packed_kernel!` the three over packed
+    //! weights, one output per lane (AVX2 `madd` over pairs, 5 tokens × 16
+    //! columns; AVX-VNNI and AVX-512 VNNI `dpbusd`, 6 × 16).
 
     use std::arch::x86_64::*;
     use std::ops::Range;
     use std::sync::OnceLock;
 
-    /// Walks columns `cols` × rows `0..m` of the output in tiles of 4 rows ×
-    /// 3 columns, narrower at the edges, calling
-    /// `$tile::<R, C>(pre…, i, j, post…)` for each. A macro rather than a
-    /// function taking closures, so every tile call is made inside the
-    /// caller's target features and inlined there.
-    /// Calls `$tile::<R, C>` over the output: each block of `$c` weight
-    /// rows (output columns) against all of x's rows, `$r` rows at a time;
-    /// the last rows of a question in one tile of 2 and one of 1 (a short
-    /// question's tokens are rarely a multiple of `$r`), the last columns
-    /// one by one.
+    /// Walks columns `cols` × rows `0..m` of the output in tiles of `$r`
+    /// rows × `$c` columns, calling `$tile::<R, C>(pre…, i, j, post…)` for
+    /// each: each block of `$c` weight rows (output columns) against all of
+    /// x's rows, the last rows in tiles of 2 and 1 (a short question's
+    /// tokens are rarely a multiple of `$r`), the last columns one by one.
+    /// A macro rather than a function taking closures, so every tile call
+    /// is made inside the caller's target features and inlined there.
     macro_rules! walk_tiles {
         ($m:expr, $cols:expr, $tile:ident <$r:literal, $c:literal>, ($($pre:expr),*), ($($post:expr),*)) => {{
             let (m, cols) = ($m, $cols);
