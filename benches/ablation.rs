@@ -191,6 +191,13 @@ fn main() {
             },
         ),
         (
+            "lexical, areas not lowered (session 42)",
+            RankConfig {
+                other_area: 1.0,
+                ..lexical.clone()
+            },
+        ),
+        (
             "lexical, named product ×1.5 (session 11)",
             RankConfig {
                 named_product_boost: 1.5,
@@ -478,6 +485,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "namesakes_by_links" => c.namesakes_by_links = b(),
         "deprecated_factor" => c.deprecated_factor = f(),
         "named_product_boost" => c.named_product_boost = f(),
+        "other_area" => c.other_area = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),

@@ -58,6 +58,8 @@ pub struct ArtifactMeta {
     pub tools: Option<crate::model::ToolSet>,
     /// See [`Manifest::editions`].
     pub editions: Option<String>,
+    /// See [`Manifest::areas`].
+    pub areas: Vec<crate::model::Area>,
     /// Write [`UNIT_TERMS_FILE`], counted from the sections (what builds
     /// do; a server counts them itself for an artifact without the file).
     pub unit_terms: bool,
@@ -314,6 +316,7 @@ pub fn write(
             embedding: meta.embedding.clone(),
             page_kinds: meta.page_kinds.clone(),
             editions: meta.editions.clone(),
+            areas: meta.areas.clone(),
             records_fingerprint: meta.records_fingerprint.clone(),
             tools: meta.tools,
             artifact_revision: Some(crate::model::ARTIFACT_REVISION),

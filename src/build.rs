@@ -314,6 +314,7 @@ pub async fn build_version(
                 && p.manifest.embedding == embedding
                 && p.manifest.page_kinds == source.page_kinds
                 && p.manifest.editions == source.editions
+                && p.manifest.areas == source.areas
                 && p.manifest.tools == Some(source.tools)
                 && p.manifest.code_apart == source.code_apart
                 && p.manifest.files.get(crate::embed::adapter::ADAPTER_FILE) == adapter_sha.as_ref()
@@ -444,6 +445,7 @@ pub async fn build_version(
             embedding,
             page_kinds: source.page_kinds.clone(),
             editions: source.editions.clone(),
+            areas: source.areas.clone(),
             records_fingerprint: Some(fingerprint.clone()),
             tools: Some(source.tools),
             unit_terms: true,

@@ -640,6 +640,7 @@ mod tests {
                 artifact_revision: None,
                 code_apart: false,
                 editions: None,
+                areas: Vec::new(),
             },
         }
     }

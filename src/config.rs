@@ -91,6 +91,11 @@ pub struct Source {
     /// Search then shows such a page once. Written into every manifest.
     #[serde(default)]
     pub editions: Option<String>,
+    /// Parts of the docs for other readers than the product's users at
+    /// large (see [`crate::model::Area`]): their pages rank below the rest
+    /// for a question that does not name them. Written into every manifest.
+    #[serde(default)]
+    pub areas: Vec<crate::model::Area>,
     /// A query adapter (`scripts/train-query-adapter.py`) the build copies
     /// into the artifact when it embeds with the model the adapter was
     /// learned for; relative to sources.yaml's folder.
@@ -390,6 +395,9 @@ impl Config {
             if let Some(e) = &s.editions {
                 crate::model::edition_pattern(e).map_err(|m| err(&s.id, "editions", m))?;
             }
+            for a in &s.areas {
+                a.compile().map_err(|m| err(&s.id, "areas", m))?;
+            }
             // search_godot_docs' `kind` filter names these groups (seed 001).
             if s.tools == crate::model::ToolSet::Godot {
                 if let Some(k) = ["class", "tutorials"]
@@ -611,6 +619,53 @@ sources:
                 .to_string();
             assert!(e.contains("editions") && e.contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn areas_are_checked() {
+        let with = |area: &str| {
+            GOOD.replace(
+                "    versions:\n",
+                &format!("    areas:\n      - {area}\n    versions:\n"),
+            )
+        };
+        let ok = Config::parse(
+            &with(r#"{ pages: '^https://x/sdk/', named_by: [sdk, sdks] }"#),
+            Path::new("s.yaml"),
+        )
+        .unwrap();
+        assert_eq!(ok.sources[0].areas[0].named_by, ["sdk", "sdks"]);
+        for (bad, says) in [
+            (
+                r#"{ pages: '^https://x/(unclosed', named_by: [sdk] }"#,
+                "unclosed",
+            ),
+            (
+                r#"{ pages: '^https://x/sdk/', named_by: [] }"#,
+                "lists no word",
+            ),
+            (
+                r#"{ pages: '^https://x/sdk/', named_by: [SDK] }"#,
+                "`SDK` must be",
+            ),
+            (
+                r#"{ pages: '^https://x/sdk/', named_by: [agent sdk] }"#,
+                "`agent sdk` must be",
+            ),
+        ] {
+            let e = Config::parse(&with(bad), Path::new("s.yaml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("areas") && e.contains(says), "{e}");
+        }
+        // A misspelt key is named, not ignored.
+        let e = Config::parse(
+            &with(r#"{ page: '^https://x/', named_by: [sdk] }"#),
+            Path::new("s.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("page"), "{e}");
     }
 
     #[test]

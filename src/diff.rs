@@ -1090,6 +1090,7 @@ mod tests {
                 artifact_revision: None,
                 code_apart: false,
                 editions: None,
+                areas: Vec::new(),
             },
             pages,
             sections,

@@ -115,11 +115,52 @@ pub struct Manifest {
     /// when its pages have no editions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editions: Option<String>,
+    /// The source's `areas` (see [`Area`]); absent when it declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub areas: Vec<Area>,
     /// Fenced code indexed apart from the prose (the source's
     /// `code_apart`): a rebuild whose configuration changes it indexes
     /// again rather than keep the snapshot as unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub code_apart: bool,
+}
+
+/// A part of a source's docs written for other readers than its users at
+/// large (sources.yaml `areas`): Claude Code's Agent SDK reference is for
+/// developers who build their own agents, its weekly release notes name
+/// every feature in passing. Their pages answer a question that says one of
+/// the area's words (`named_by`); for others they rank below the rest (by
+/// `RankConfig::other_area`), because a question that never says "SDK" is
+/// asked by someone using the product, not building on it. DocSearch's
+/// crawler weighs URL patterns (`pageRank`) for the same reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Area {
+    /// A regular expression over page URLs: the area's pages.
+    pub pages: String,
+    /// Words (lower case, letters and digits) a question names the area
+    /// by; any one of them, as a word of the question, is enough.
+    pub named_by: Vec<String>,
+}
+
+impl Area {
+    /// The compiled `pages` pattern, after checking the area is usable; the
+    /// error says what is wrong with it.
+    pub fn compile(&self) -> Result<regex::Regex, String> {
+        let re = regex::Regex::new(&self.pages).map_err(|e| format!("`{}`: {e}", self.pages))?;
+        if self.named_by.is_empty() {
+            return Err(format!("`{}`: `named_by` lists no word", self.pages));
+        }
+        if let Some(w) = (self.named_by.iter())
+            .find(|w| w.is_empty() || !w.chars().all(|c| c.is_alphanumeric() && !c.is_uppercase()))
+        {
+            return Err(format!(
+                "`{}`: `named_by` word `{w}` must be one lower-case word of letters and digits",
+                self.pages
+            ));
+        }
+        Ok(re)
+    }
 }
 
 /// Compile a source's `editions` pattern: a regular expression over page

@@ -113,6 +113,15 @@ pub fn version_key(v: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// The words of `s` (runs of letters and digits), lower-cased: how a
+/// query names a product or an area.
+pub fn lower_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// The first `max` characters of `s` (never inside a UTF-8 character),
 /// preferring to end at a word boundary; and whether anything was cut.
 pub fn cut(s: &str, max: usize) -> (String, bool) {

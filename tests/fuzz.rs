@@ -1514,6 +1514,7 @@ fn manifest(source: &str, product: &str, version: &str) -> Manifest {
         artifact_revision: None,
         code_apart: false,
         editions: None,
+        areas: Vec::new(),
     }
 }
 

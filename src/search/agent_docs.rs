@@ -17,11 +17,7 @@ pub const DETAILED_CHARS: usize = 3200;
 /// Products a query names: a word equal to a product id, or to the first part
 /// of a compound id (`claude` for `claude-code`).
 pub fn named_products(query: &str) -> Vec<&'static str> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
-        .collect();
+    let words = crate::util::lower_words(query);
     AGENT_DOCS_PRODUCTS
         .iter()
         .copied()

@@ -83,6 +83,9 @@ pub struct LoadedSource {
     /// The manifest's `editions` pattern, compiled: which pages are one
     /// page in several editions.
     pub editions: Option<regex::Regex>,
+    /// For each page, 1 + the index of the first of the manifest's `areas`
+    /// it belongs to, 0 for none (empty when the source declares none).
+    page_area: Vec<u16>,
     /// Dense vectors of the sections or pages (see `vector_unit`), when
     /// the artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
@@ -120,6 +123,9 @@ impl LoadedSource {
         });
         let mut s = Self::with_index(manifest, pages, sections, index, links, None, None);
         s.editions = editions;
+        s.page_area = s
+            .areas_of_pages()
+            .expect("an in-memory source's areas are valid");
         s
     }
 
@@ -176,6 +182,12 @@ impl LoadedSource {
             a.manifest, a.pages, a.sections, index, links, unit_terms, aliases,
         );
         s.editions = editions;
+        s.page_area = s
+            .areas_of_pages()
+            .map_err(|e| crate::artifact::ArtifactError::Corrupt {
+                path: dir.join("manifest.json"),
+                message: format!("areas: {e}"),
+            })?;
         s.bodies = Some(a.bodies);
         s.dir = Some(dir.to_path_buf());
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
@@ -356,6 +368,7 @@ impl LoadedSource {
             unit_terms,
             aliases,
             editions: None,
+            page_area: Vec::new(),
             vectors: None,
             vector_unit: crate::model::VectorUnit::Section,
             adapter: None,
@@ -364,6 +377,44 @@ impl LoadedSource {
             url_to_page,
             bodies: None,
             dir: None,
+        }
+    }
+
+    /// For each page, 1 + the index of the first of the manifest's areas
+    /// whose pattern matches its URL, 0 for none; empty without areas.
+    fn areas_of_pages(&self) -> Result<Vec<u16>, String> {
+        let areas = &self.manifest.areas;
+        if areas.is_empty() {
+            return Ok(Vec::new());
+        }
+        if areas.len() >= usize::from(u16::MAX) {
+            return Err(format!(
+                "{} areas; at most {} are kept",
+                areas.len(),
+                u16::MAX - 1
+            ));
+        }
+        let patterns = areas
+            .iter()
+            .map(crate::model::Area::compile)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self
+            .pages
+            .iter()
+            .map(|p| {
+                patterns
+                    .iter()
+                    .position(|re| re.is_match(&p.url))
+                    .map_or(0, |i| i as u16 + 1)
+            })
+            .collect())
+    }
+
+    /// The area (see [`crate::model::Area`]) page `page` belongs to, if any.
+    pub fn area_of(&self, page: usize) -> Option<&crate::model::Area> {
+        match self.page_area.get(page).copied() {
+            None | Some(0) => None,
+            Some(a) => self.manifest.areas.get(usize::from(a) - 1),
         }
     }
 
@@ -639,6 +690,7 @@ pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library 
         artifact_revision: None,
         code_apart: false,
         editions: None,
+        areas: Vec::new(),
     };
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],

@@ -250,6 +250,26 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     lib.rank.named_members = true;
     lib.rank.inlink_weight = docsnap::search::rank::RankConfig::default().inlink_weight;
 
+    // The areas sources.yaml declares reach the artifact and the loaded
+    // source: every Agent SDK page of Claude Code is in one, its hooks page
+    // in none.
+    let cc = (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == "claude-code")
+        .unwrap();
+    let src = &lib.sources[cc];
+    assert!(!src.manifest.areas.is_empty(), "{:?}", src.manifest);
+    let sdk: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| src.pages[i].url.contains("/docs/en/agent-sdk/"))
+        .collect();
+    assert!(sdk.len() > 10, "{sdk:?}");
+    assert!(sdk.iter().all(|&i| src
+        .area_of(i)
+        .is_some_and(|a| a.named_by.iter().any(|w| w == "sdk"))));
+    let hooks = (0..src.pages.len())
+        .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/hooks")
+        .unwrap();
+    assert!(src.area_of(hooks).is_none());
+
     // Renames the docs declare reach the artifact: the Node3D page's note
     // that the class was once named Spatial, and deprecated classes that
     // name their successor.

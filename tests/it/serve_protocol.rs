@@ -31,6 +31,7 @@ fn manifest(snapshot_id: &str, pages: u64, sections: u64) -> Manifest {
         tools: None,
         artifact_revision: None,
         editions: None,
+        areas: Vec::new(),
         code_apart: false,
     }
 }
