@@ -481,6 +481,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "coverage_power" => c.coverage_power = f(),
         "inlink_weight" => c.inlink_weight = f(),
         "monotone_scores" => c.monotone_scores = b(),
+        "cosine_scores" => c.cosine_scores = b(),
         "named_members" => c.named_members = b(),
         "namesakes_by_links" => c.namesakes_by_links = b(),
         "deprecated_factor" => c.deprecated_factor = f(),

@@ -95,6 +95,9 @@ pub struct RankConfig {
     pub dense_k: f64,
     /// Cap every shown score at the one before it.
     pub monotone_scores: bool,
+    /// A hit's shown score is at least its page's cosine to the question
+    /// (page vectors only; see [`assign_scores`]).
+    pub cosine_scores: bool,
     /// `search_godot_docs`: a member named `Class.member` goes first.
     pub named_members: bool,
     /// `search_godot_docs`: a query that is one member name orders the
@@ -201,6 +204,7 @@ impl Default for RankConfig {
             dense_adaptive: 2.0,
             dense_k: 20.0,
             monotone_scores: true,
+            cosine_scores: true,
             named_members: true,
             namesakes_by_links: true,
             deprecated_factor: 0.5,
@@ -579,7 +583,11 @@ impl Library {
         let (first, more) = hits.split_at_mut(ordered);
         reorder(first);
         reorder(more);
-        assign_scores(&mut hits, self.rank.monotone_scores);
+        assign_scores(
+            &mut hits,
+            self.rank.monotone_scores,
+            self.scores_by_meaning(sources, &levers),
+        );
         Ok(hits)
     }
 
@@ -656,7 +664,11 @@ impl Library {
             )?;
         }
         self.rank_other_areas_lower(&mut hits, query);
-        assign_scores(&mut hits, self.rank.monotone_scores);
+        assign_scores(
+            &mut hits,
+            self.rank.monotone_scores,
+            qv.is_some() && self.scores_by_meaning(sources, &levers),
+        );
         Ok((hits, qv))
     }
 
@@ -686,6 +698,19 @@ impl Library {
         if moved {
             sort_hits(hits, |h| h.rank);
         }
+    }
+
+    /// Whether shown scores take in the page cosine (see [`assign_scores`]):
+    /// with `RankConfig::cosine_scores`, a model of page vectors the levers
+    /// fuse, and a source that has them.
+    fn scores_by_meaning(&self, sources: &[usize], levers: &FamilyLevers) -> bool {
+        self.rank.cosine_scores
+            && levers.cosine > 0.0
+            && self
+                .model
+                .as_deref()
+                .is_some_and(|m| m.unit() == VectorUnit::Page)
+            && sources.iter().any(|&si| self.sources[si].vectors.is_some())
     }
 
     /// The lexical part of [`Library::rank_pages`]: pages by their units'
@@ -1178,14 +1203,25 @@ pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
     });
 }
 
-/// Give every hit its shown score: the calibrated coverage of its best unit,
-/// never above the score of the hit ranked before it. An agent reading the
-/// list top-down thus never sees a lower-ranked hit claim more confidence,
-/// and the first hit's score keeps its meaning (under 0.5: probably not covered).
-pub fn assign_scores(hits: &mut [PageHit], monotone: bool) {
+/// Give every hit its shown score: the calibrated coverage of its best unit
+/// or, with `meaning` (page vectors were fused), its page's cosine to the
+/// question where that is higher; never above the score of the hit ranked
+/// before it. An agent reading the list top-down thus never sees a
+/// lower-ranked hit claim more confidence, and the first hit's score keeps
+/// its meaning (under 0.5: probably not covered).
+///
+/// Why the cosine: coverage counts the question's own words, so a question
+/// in a user's words that the ranking answers right scored "not covered"
+/// (dev: 31 of the 37 hard Godot questions answered first). The
+/// transformer's page cosine means the same from question to question, and
+/// off-topic questions stay under 0.5 by it (BENCHMARKS.md, session 42).
+pub fn assign_scores(hits: &mut [PageHit], monotone: bool, meaning: bool) {
     let mut cap = 1.0f64;
     for h in hits {
-        let own = calibrate(h.best().coverage, h.best().bm25);
+        let mut own = calibrate(h.best().coverage, h.best().bm25);
+        if meaning {
+            own = own.max(f64::from(h.cosine).clamp(0.0, 1.0));
+        }
         let s = round3(if monotone { own.min(cap) } else { own });
         h.score = s;
         cap = s;
@@ -1816,5 +1852,46 @@ mod tests {
         assert!(calibrate(0.9, 10.0) > calibrate(0.5, 10.0));
         assert!(calibrate(1.0, 20.0) > 0.5);
         assert!(calibrate(0.4, 20.0) < 0.5);
+    }
+
+    /// With page vectors fused, a page the question's words barely cover
+    /// but its meaning matches scores by its cosine; a lower one keeps its
+    /// calibrated coverage, and no score rises down the list.
+    #[test]
+    fn scores_take_in_the_page_cosine_when_asked() {
+        let hit = |page, coverage, cosine: f32| PageHit {
+            source: 0,
+            page,
+            sections: vec![Scored {
+                source: 0,
+                section: page,
+                bm25: 10.0,
+                coverage,
+                mask: 0,
+                partial: 0,
+                rank_score: 0.0,
+            }],
+            coverage,
+            rank: 0.0,
+            cosine,
+            score: 0.0,
+        };
+        let hits = || vec![hit(0, 0.2, 0.71), hit(1, 1.0, 0.3), hit(2, 0.1, -0.2)];
+        let scores = |meaning| {
+            let mut h = hits();
+            assign_scores(&mut h, true, meaning);
+            h.iter().map(|h| h.score).collect::<Vec<_>>()
+        };
+        let lexical = scores(false);
+        assert!(lexical[0] < 0.5, "{lexical:?}");
+        let with = scores(true);
+        assert_eq!(with[0], 0.71, "{with:?}");
+        // The second hit's coverage would say more than the first's score:
+        // capped. The third's negative cosine adds nothing.
+        assert_eq!(with[1], 0.71, "{with:?}");
+        assert_eq!(with[2], lexical[2], "{with:?}");
+        for w in with.windows(2) {
+            assert!(w[0] >= w[1], "{with:?}");
+        }
     }
 }

@@ -156,7 +156,7 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
         first.push(v);
     }
 
-    let (lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
+    let (mut lib, warnings) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
     assert!(!ship_query(&lib).matches.is_empty());
@@ -177,6 +177,31 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
     assert_eq!((st.hits, st.misses, st.kept), (1, 1, 1), "{st:?}");
     let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // Scores take in the page cosine: the first hit's is at least its
+    // cosine, none is below what the question's words alone give, and some
+    // is above (so the checks can fail).
+    assert!(
+        hits[0].score >= f64::from(hits[0].cosine) - 5e-4,
+        "{:?}",
+        hits[0]
+    );
+    lib.rank.cosine_scores = false;
+    let words_only = lib
+        .rank_pages(
+            &[0],
+            "how do I ship my app to users",
+            None,
+            10,
+            lib.rank.leapview,
+        )
+        .unwrap();
+    lib.rank.cosine_scores = true;
+    assert_eq!(words_only.len(), hits.len());
+    assert!(hits
+        .iter()
+        .zip(&words_only)
+        .all(|(a, b)| a.page == b.page && a.score >= b.score));
+    assert!(hits.iter().zip(&words_only).any(|(a, b)| a.score > b.score));
     // A list longer than the first ranking holds ranks twice (the default
     // depth, then a deeper one for the pages after it) and embeds the
     // question once, with no cache to remember it.
