@@ -160,15 +160,17 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(lib.sources.iter().all(|s| s.vectors.is_some()));
     assert!(!ship_query(&lib).matches.is_empty());
-    let hits = lib
-        .rank_pages(
+    let ship = |lib: &Library| {
+        lib.rank_pages(
             &[0],
             "how do I ship my app to users",
             None,
             10,
             lib.rank.leapview,
         )
-        .unwrap();
+        .unwrap()
+    };
+    let hits = ship(&lib);
     assert!(hits.iter().any(|h| h.cosine > 0.0), "no page cosine fused");
     // The same question twice (ship_query, then rank_pages): embedded once.
     let st = model
@@ -186,15 +188,7 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
         hits[0]
     );
     lib.rank.cosine_scores = false;
-    let words_only = lib
-        .rank_pages(
-            &[0],
-            "how do I ship my app to users",
-            None,
-            10,
-            lib.rank.leapview,
-        )
-        .unwrap();
+    let words_only = ship(&lib);
     lib.rank.cosine_scores = true;
     assert_eq!(words_only.len(), hits.len());
     assert!(hits
