@@ -29,8 +29,6 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
-
 use super::{Library, LoadedSource};
 use crate::index::{query_groups, query_groups_all, FieldWeights, IndexError, Scan, TermGroup};
 use crate::model::VectorUnit;
@@ -930,12 +928,13 @@ impl Library {
                 _ => None,
             });
         }
-        // Each source's scans, side by side: they read vectors the
-        // question's pass has just pushed out of the caches, and the second
-        // core is idle by now (agent questions: fusion 0.52 → 0.49 ms p50,
-        // BENCHMARKS.md, session 42).
+        // Each source's scans, one after another. Side by side on rayon they
+        // saved a few tens of µs of fusion's ~0.5 ms for a lone question,
+        // and under load a thread waiting for its stolen half ran another
+        // question's whole pass meanwhile (HTTP, 16 clients: p99 90–126
+        // ms against 75–96; BENCHMARKS.md, session 42).
         let scans: Vec<Option<DenseScan>> = sources
-            .par_iter()
+            .iter()
             .zip(&moved_of)
             .map(|(&si, m)| {
                 let q = m.map_or(qv, |at| moved[at].1.as_slice());
