@@ -418,20 +418,6 @@ impl LoadedSource {
         }
     }
 
-    /// The section a row of this source's vectors stands for: the row itself
-    /// for section vectors; for page vectors, the page's lead section (the
-    /// hit of a page only the dense side found, and what filters look at),
-    /// none for a page without sections.
-    pub fn section_of_row(&self, row: usize) -> Option<usize> {
-        match self.vector_unit {
-            crate::model::VectorUnit::Section => Some(row),
-            crate::model::VectorUnit::Page => {
-                let r = self.page_sections.get(row)?;
-                (!r.is_empty()).then_some(r.start)
-            }
-        }
-    }
-
     /// The sections of the unit `sec` belongs to.
     pub fn unit_of(&self, sec: usize) -> std::ops::Range<usize> {
         self.unit_range(self.unit_start[sec] as usize)

@@ -904,60 +904,68 @@ impl Library {
     ) -> Result<(), IndexError> {
         let fields = &levers.fields;
         let k = DENSE_CANDIDATES.max(want_pages * PER_PAGE);
-        // The question as each adapter moved it, by the adapter file's
-        // sha256: the agent-docs sources share one adapter. `moved_of[i]`
-        // is the entry `sources[i]` compares (none: the question itself).
-        let mut moved: Vec<(&str, Vec<f32>)> = Vec::new();
-        let mut moved_of: Vec<Option<usize>> = Vec::with_capacity(sources.len());
-        for &si in sources {
-            let src = &self.sources[si];
-            let adapter = (src.adapter.as_ref()).filter(|_| self.rank.query_adapters);
-            moved_of.push(match (adapter, &src.vectors) {
-                (Some(a), Some(_)) => {
-                    let key = (src.manifest.files)
-                        .get(crate::embed::adapter::ADAPTER_FILE)
-                        .map_or("", String::as_str);
-                    Some(match moved.iter().position(|(k, _)| *k == key) {
-                        Some(at) => at,
-                        None => {
-                            moved.push((key, a.apply(qv)));
-                            moved.len() - 1
-                        }
-                    })
-                }
-                _ => None,
-            });
-        }
-        // Each source's scans, one after another. Side by side on rayon they
-        // saved a few tens of µs of fusion's ~0.5 ms for a lone question,
-        // and under load a thread waiting for its stolen half ran another
-        // question's whole pass meanwhile (HTTP, 16 clients: p99 90–126
-        // ms against 75–96; BENCHMARKS.md, session 42).
-        let scans: Vec<Option<DenseScan>> = sources
-            .iter()
-            .zip(&moved_of)
-            .map(|(&si, m)| {
-                let q = m.map_or(qv, |at| moved[at].1.as_slice());
-                self.dense_scan(si, q, keep, k, levers)
-            })
-            .collect();
         // Candidates to join (best first, at most `k` per source), and the
         // cosine of every page the vectors cover.
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
         let mut page_cos: HashMap<(usize, usize), f32> = HashMap::new();
         let mut by_page = false;
-        for (&si, scan) in sources.iter().zip(scans) {
-            let Some(DenseScan { scored, near }) = scan else {
-                continue;
-            };
+        // The question as each adapter moved it, by the adapter file's
+        // sha256: the agent-docs sources share one adapter.
+        let mut moved: Vec<(&str, Vec<f32>)> = Vec::new();
+        // One source after another: side by side on rayon the scans saved
+        // tens of µs and lost under load (BENCHMARKS.md, session 42).
+        for &si in sources {
             let src = &self.sources[si];
+            let Some(v) = &src.vectors else { continue };
+            // A page row stands for the page's lead section: the hit of a
+            // page only the dense side found, and what filters look at.
+            let section_of = |row: usize| match src.vector_unit {
+                VectorUnit::Section => Some(row),
+                VectorUnit::Page => {
+                    let r = &src.page_sections[row];
+                    (!r.is_empty()).then_some(r.start)
+                }
+            };
+            let accept = |row: usize| {
+                section_of(row).is_some_and(|sec| keep.map(|f| f(src, sec)).unwrap_or(true))
+            };
             let all = src.vector_unit == VectorUnit::Page;
             by_page |= all;
+            // A source with a query adapter compares the question as its
+            // adapter moves it (see `embed::adapter`).
+            let adapter = (src.adapter.as_ref()).filter(|_| self.rank.query_adapters);
+            let q = match adapter {
+                Some(a) => {
+                    let key = (src.manifest.files)
+                        .get(crate::embed::adapter::ADAPTER_FILE)
+                        .map_or("", String::as_str);
+                    let at = match moved.iter().position(|(k, _)| *k == key) {
+                        Some(at) => at,
+                        None => {
+                            moved.push((key, a.apply(qv)));
+                            moved.len() - 1
+                        }
+                    };
+                    moved[at].1.as_slice()
+                }
+                None => qv,
+            };
+            let scored = v.top_k(q, if all { v.len() } else { k }, accept);
+            // A page's cosine takes in the question nearest among those
+            // asked of it (`embed::asked`), where any were.
+            let near = match (&src.asked, all && levers.asked > 0.0) {
+                (Some((av, pages)), true) => crate::embed::asked::nearest_per_page(
+                    av,
+                    pages,
+                    q,
+                    src.pages.len(),
+                    levers.asked_second as f32,
+                ),
+                _ => Vec::new(),
+            };
             let b = levers.asked as f32;
             for (n, (cos, row)) in scored.into_iter().enumerate() {
-                let Some(sec) = src.section_of_row(row) else {
-                    continue;
-                };
+                let Some(sec) = section_of(row) else { continue };
                 let cos = match near.get(row) {
                     Some(Some(k)) => (1.0 - b) * cos + b * k,
                     _ => cos,
@@ -1045,52 +1053,6 @@ impl Library {
         }
         sort_hits(hits, |h| h.rank);
         Ok(())
-    }
-}
-
-/// One source's share of [`Library::fuse_dense`]'s comparisons.
-struct DenseScan {
-    /// `(cosine, row)` of the rows nearest the question, best first: every
-    /// row of page vectors, at most `k` of section vectors.
-    scored: Vec<(f32, usize)>,
-    /// Per page, the cosine of the questions asked of it nearest the
-    /// question (`embed::asked`); empty where none are compared.
-    near: Vec<Option<f32>>,
-}
-
-impl Library {
-    /// The rows of source `si`'s vectors nearest to `q` (the question, as
-    /// the source's adapter moved it) that `keep` accepts, and its asked
-    /// questions' nearest per page; `None` for a source without vectors.
-    fn dense_scan(
-        &self,
-        si: usize,
-        q: &[f32],
-        keep: Option<SectionFilter<'_>>,
-        k: usize,
-        levers: &FamilyLevers,
-    ) -> Option<DenseScan> {
-        let src = &self.sources[si];
-        let v = src.vectors.as_ref()?;
-        let accept = |row: usize| {
-            src.section_of_row(row)
-                .is_some_and(|sec| keep.map(|f| f(src, sec)).unwrap_or(true))
-        };
-        let all = src.vector_unit == VectorUnit::Page;
-        let scored = v.top_k(q, if all { v.len() } else { k }, accept);
-        // A page's cosine takes in the question nearest among those asked
-        // of it (`embed::asked`), where any were.
-        let near = match (&src.asked, all && levers.asked > 0.0) {
-            (Some((av, pages)), true) => crate::embed::asked::nearest_per_page(
-                av,
-                pages,
-                q,
-                src.pages.len(),
-                levers.asked_second as f32,
-            ),
-            _ => Vec::new(),
-        };
-        Some(DenseScan { scored, near })
     }
 }
 
