@@ -153,7 +153,12 @@ impl Default for RankConfig {
             agent_docs: FamilyLevers {
                 dense: 0.5,
                 cosine: 4.0,
-                cosine_adaptive: 0.0,
+                // Session 43, as Godot's (below): dev unchanged (one
+                // question 6 -> 7), the team's sample 0.782 -> 0.778, both
+                // blind samples up (0.929 -> 0.954; 0.888 -> 0.900, five
+                // users'-words questions up, none down). BENCHMARKS.md,
+                // "A second blind sample".
+                cosine_adaptive: 1.0,
                 cosine_named: 1.0,
                 asked: 0.5,
                 asked_second: 0.0,
@@ -169,8 +174,7 @@ impl Default for RankConfig {
                 dense: 0.5,
                 cosine: 8.5,
                 // BENCHMARKS.md, session 28: dev Godot MRR 0.894 -> 0.901
-                // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579;
-                // agent-docs lost 0.003 with it, so it stays fixed there.
+                // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579.
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
                 asked: 0.5,
@@ -192,7 +196,9 @@ impl Default for RankConfig {
             leapview: FamilyLevers {
                 dense: 0.5,
                 cosine: 2.0,
-                cosine_adaptive: 0.0,
+                // Session 43: one slope for every family; dev unchanged,
+                // the second blind sample one question up.
+                cosine_adaptive: 1.0,
                 cosine_named: 1.0,
                 asked: 0.5,
                 asked_second: 0.0,

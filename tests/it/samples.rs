@@ -40,6 +40,10 @@ fn check_sample(file: &str) -> usize {
             .unwrap_or_else(|| panic!("{at}: no expect"));
         if q["answerable"].as_bool() != Some(false) {
             assert!(!expect.is_empty(), "{at}: answerable but expects nothing");
+        } else {
+            // An off-topic question that names a page would be scored as
+            // answerable by one tool and not by the other.
+            assert!(expect.is_empty(), "{at}: unanswerable but expects pages");
         }
         for e in expect {
             let url = e.as_str().unwrap_or_else(|| panic!("{at}: {e} is no URL"));
@@ -57,6 +61,8 @@ fn check_sample(file: &str) -> usize {
 fn the_samples_expect_pages_the_mirror_holds() {
     assert_eq!(check_sample("benches/team-queries.jsonl"), 50);
     assert_eq!(check_sample("benches/blind-queries.jsonl"), 80);
+    assert_eq!(check_sample("benches/blind2-queries.jsonl"), 148);
+    assert_eq!(check_sample("benches/offtopic-queries.jsonl"), 150);
 }
 
 #[test]
