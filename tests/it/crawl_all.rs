@@ -269,6 +269,23 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/hooks")
         .unwrap();
     assert!(src.area_of(hooks).is_none());
+    // Godot's first-game tutorials (both series, every step) are one area;
+    // the step-by-step introduction beside them is not.
+    let gd = (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == "godot")
+        .unwrap();
+    let src = &lib.sources[gd];
+    let series: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| src.pages[i].url.contains("/getting_started/first_"))
+        .collect();
+    assert!(series.len() >= 10, "{series:?}");
+    assert!(series.iter().all(|&i| src
+        .area_of(i)
+        .is_some_and(|a| a.named_by.iter().any(|w| w == "tutorial"))));
+    let step = (0..src.pages.len())
+        .find(|&i| src.pages[i].url.contains("/getting_started/step_by_step/"))
+        .unwrap();
+    assert!(src.area_of(step).is_none());
 
     // Renames the docs declare reach the artifact: the Node3D page's note
     // that the class was once named Spatial, and deprecated classes that
