@@ -198,6 +198,13 @@ fn main() {
             },
         ),
         (
+            "lexical, class pages before their own tutorials (session 43)",
+            RankConfig {
+                tutorials_first: 0,
+                ..lexical.clone()
+            },
+        ),
+        (
             "lexical, named product ×1.5 (session 11)",
             RankConfig {
                 named_product_boost: 1.5,
@@ -260,6 +267,13 @@ fn main() {
                 agent_docs: fixed(shipped.agent_docs),
                 godot: fixed(shipped.godot),
                 leapview: fixed(shipped.leapview),
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
+            "class pages before their own tutorials (before session 43)",
+            RankConfig {
+                tutorials_first: 0,
                 ..shipped.clone()
             },
         ));
@@ -485,6 +499,8 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "named_members" => c.named_members = b(),
         "namesakes_by_links" => c.namesakes_by_links = b(),
         "deprecated_factor" => c.deprecated_factor = f(),
+        "tutorials_first" => c.tutorials_first = f() as usize,
+        "tutorials_within" => c.tutorials_within = f(),
         "named_product_boost" => c.named_product_boost = f(),
         "other_area" => c.other_area = f(),
         "dense_adaptive" => c.dense_adaptive = f(),

@@ -188,6 +188,50 @@ static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"([A-Za-z@][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)").expect("valid regex")
 });
 
+/// What a query calls things by, to tell whether it names a class: its
+/// words, run together in twos and threes ("canvas layer" names
+/// `CanvasLayer`), and the identifiers it writes (`change_scene_to_file`).
+struct NamedInQuery {
+    /// Lower-case words and their runs of two and three, joined.
+    words: std::collections::HashSet<String>,
+    /// Identifier-like tokens (see `crate::aliases::name_like`), lower case.
+    identifiers: Vec<String>,
+}
+
+impl NamedInQuery {
+    fn of(query: &str) -> NamedInQuery {
+        let lower = crate::util::lower_words(query);
+        let mut words: std::collections::HashSet<String> = lower.iter().cloned().collect();
+        for n in [2, 3] {
+            words.extend(lower.windows(n).map(|w| w.concat()));
+        }
+        let identifiers = query
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|t| crate::aliases::name_like(t))
+            .map(str::to_lowercase)
+            .collect();
+        NamedInQuery { words, identifiers }
+    }
+
+    /// Whether the query names class `c` or, as an identifier, one of its
+    /// members.
+    fn names(&self, c: &crate::normalize::godot_class::GodotClass) -> bool {
+        let name: String = c
+            .name
+            .chars()
+            .filter(|ch| ch.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.words.contains(&name)
+            || (!self.identifiers.is_empty()
+                && c.members().any(|m| {
+                    self.identifiers
+                        .iter()
+                        .any(|t| m.name.eq_ignore_ascii_case(t))
+                }))
+    }
+}
+
 /// Whether a page path is in a named group of the artifact's `page_kinds`;
 /// `manual` is every page outside `class`.
 fn in_kind(kinds: &BTreeMap<String, Vec<String>>, path: &str, kind: &str) -> bool {
@@ -344,6 +388,65 @@ impl Library {
         }
     }
 
+    /// A class page ranked just above a tutorial the class itself lists
+    /// (its "Tutorials": `CanvasLayer` lists "Canvas layers"), at nearly
+    /// its rank, gives that place to the tutorial, when the query names
+    /// neither the class nor one of its members. Both match, and for a goal in the user's words
+    /// ("a health bar that stays put while the camera scrolls") the page
+    /// written to explain how is the better first answer; the class
+    /// follows right behind it. A query that names the class or its API
+    /// asks about the reference, and keeps it first. The link is the docs'
+    /// own, read from the class reference; nothing is listed here.
+    fn tutorials_first(
+        &self,
+        hits: &mut [super::rank::PageHit],
+        query: &str,
+        refs: &ClassReference,
+    ) {
+        let window = self.rank.tutorials_first;
+        if window == 0 || hits.len() < 2 {
+            return;
+        }
+        let named = NamedInQuery::of(query);
+        let mut i = 0;
+        while i + 1 < hits.len() {
+            let src = &self.sources[hits[i].source];
+            let class = refs
+                .for_url(&src.pages[hits[i].page].url)
+                .filter(|c| !c.tutorials.is_empty() && !named.names(c));
+            let listed = class.and_then(|c| {
+                let tutorials: Vec<String> = c
+                    .tutorials
+                    .iter()
+                    .map(|t| crate::util::canonical_page_key(&t.url))
+                    .collect();
+                let end = (i + 1 + window).min(hits.len());
+                let near = self.rank.tutorials_within * hits[i].rank;
+                (i + 1..end).find(|&j| {
+                    let s = &self.sources[hits[j].source];
+                    hits[j].rank >= near
+                        && tutorials
+                            .contains(&crate::util::canonical_page_key(&s.pages[hits[j].page].url))
+                })
+            });
+            match listed {
+                Some(j) => {
+                    // Each place keeps its rank, so the list stays in rank
+                    // order (scores are assigned after these steps).
+                    let ranks: Vec<f64> = hits[i..=j].iter().map(|h| h.rank).collect();
+                    hits[i..=j].rotate_right(1);
+                    for (h, r) in hits[i..=j].iter_mut().zip(ranks) {
+                        h.rank = r;
+                    }
+                    // The class, now behind its tutorial, is not looked at
+                    // again.
+                    i += 2;
+                }
+                None => i += 1,
+            }
+        }
+    }
+
     fn godot_source(&self) -> Result<usize, ToolError> {
         self.sources
             .iter()
@@ -408,6 +511,7 @@ impl Library {
                 self.deprecated_later(part, refs);
                 self.named_members_first(part, &query, refs);
                 self.namesakes_by_links(part, &query, refs);
+                self.tutorials_first(part, &query, refs);
             },
         )?;
         let mut out = Vec::new();

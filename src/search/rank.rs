@@ -104,6 +104,12 @@ pub struct RankConfig {
     /// `search_godot_docs`: rank factor of a hit whose class or member the
     /// docs mark deprecated (1: no change).
     pub deprecated_factor: f64,
+    /// `search_godot_docs`: how many places below a class page a tutorial
+    /// the class lists may be and still go first, for a query that names
+    /// neither the class nor its members (0: off).
+    pub tutorials_first: usize,
+    /// ... and how near the class's rank its own must be (a share of it).
+    pub tutorials_within: f64,
     /// `search_docs`: rank factor for pages of a product the query names
     /// ("undo changes the Cursor agent made" is about Cursor).
     pub named_product_boost: f64,
@@ -212,6 +218,12 @@ impl Default for RankConfig {
             named_members: true,
             namesakes_by_links: true,
             deprecated_factor: 0.5,
+            // BENCHMARKS.md, session 43 ("A class page's own tutorial"):
+            // dev Godot 0.955 -> 0.960 (hard 0.963 -> 0.975), the team's
+            // 0.928 -> 0.967, the blind sample's 0.909 -> 0.918; without
+            // the nearness the training questions lose four times as much.
+            tutorials_first: 2,
+            tutorials_within: 0.9,
             named_product_boost: 3.0,
             // BENCHMARKS.md, session 42: dev agent-docs MRR@10 0.936 ->
             // 0.943, the team's 0.753 -> 0.782, the blind sample unchanged;

@@ -287,6 +287,41 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         .unwrap();
     assert!(src.area_of(step).is_none());
 
+    // A class page gives its place to a tutorial it lists (its Tutorials
+    // section), when the question names neither the class nor a member of
+    // it; a question that names one (`randi_range`) keeps the class first.
+    let pages = |lib: &docsnap::search::Library, query: &str| -> Vec<String> {
+        let args = docsnap::search::godot::SearchArgs {
+            query: query.into(),
+            kind: None,
+            limit: Some(3.0),
+        };
+        let found = lib.search_godot_docs(&args).unwrap();
+        let scores: Vec<f64> = found.hits.iter().map(|h| h.score).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "{query}: {scores:?}"
+        );
+        found
+            .hits
+            .iter()
+            .map(|h| h.uri.split('#').next().unwrap().to_string())
+            .collect()
+    };
+    let rng = "https://docs.godotengine.org/en/stable/classes/class_randomnumbergenerator.html";
+    let tutorial =
+        "https://docs.godotengine.org/en/stable/tutorials/math/random_number_generation.html";
+    let goal = "numbers generated from a seed";
+    let named = "randi_range numbers generated from a seed";
+    lib.rank.tutorials_first = 0;
+    let (goal_off, named_off) = (pages(&lib, goal), pages(&lib, named));
+    lib.rank.tutorials_first = docsnap::search::rank::RankConfig::default().tutorials_first;
+    let (goal_on, named_on) = (pages(&lib, goal), pages(&lib, named));
+    assert_eq!(goal_off[..2], [rng, tutorial], "without the step");
+    assert_eq!(goal_on[..2], [tutorial, rng], "with it");
+    assert_eq!(named_off[..2], [rng, tutorial]);
+    assert_eq!(named_on, named_off, "a named member keeps its class first");
+
     // Renames the docs declare reach the artifact: the Node3D page's note
     // that the class was once named Spatial, and deprecated classes that
     // name their successor.
