@@ -834,6 +834,44 @@ pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec
 mod tests {
     use super::*;
 
+    /// A query names a class by its name, written as one word or in two or
+    /// three, or by one of its members written as an identifier; an
+    /// everyday word that happens to be a member's name does not.
+    #[test]
+    fn a_query_names_a_class_or_its_members() {
+        use crate::normalize::godot_class::{GodotClass, Member, MemberKind};
+        let member = |name: &str| Member {
+            kind: MemberKind::Method,
+            name: name.into(),
+            signature: String::new(),
+            type_: None,
+            default: None,
+            value: None,
+            setter: None,
+            getter: None,
+            qualifiers: Vec::new(),
+            overrides: None,
+            description: String::new(),
+            anchor: String::new(),
+            url: String::new(),
+        };
+        let class = GodotClass {
+            name: "CanvasLayer".into(),
+            methods: vec![member("get_canvas"), member("show")],
+            ..Default::default()
+        };
+        let names = |q: &str| NamedInQuery::of(q).names(&class);
+        assert!(names("CanvasLayer follow viewport"));
+        assert!(names("a canvas layer for the HUD"));
+        assert!(names("what does get_canvas return"));
+        assert!(!names("keep the HUD fixed while the camera scrolls"));
+        assert!(!names("show the HUD above the game"), "`show` is a word");
+        assert!(
+            !names("canvas items and their layer"),
+            "not one run of words"
+        );
+    }
+
     #[test]
     fn framing_is_stripped() {
         assert_eq!(
