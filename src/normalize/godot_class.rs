@@ -153,6 +153,27 @@ fn marked_deprecated(description: &str) -> bool {
 }
 
 impl Member {
+    /// A member with only its kind, name and anchor: what tests of the
+    /// lookups need.
+    #[cfg(test)]
+    pub fn for_test(kind: MemberKind, name: &str, anchor: &str) -> Member {
+        Member {
+            kind,
+            name: name.into(),
+            signature: String::new(),
+            type_: None,
+            default: None,
+            value: None,
+            setter: None,
+            getter: None,
+            qualifiers: Vec::new(),
+            overrides: None,
+            description: String::new(),
+            anchor: anchor.into(),
+            url: String::new(),
+        }
+    }
+
     /// Whether the docs mark this member deprecated.
     pub fn is_deprecated(&self) -> bool {
         marked_deprecated(&self.description)

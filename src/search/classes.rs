@@ -158,21 +158,8 @@ mod tests {
     #[test]
     fn members_without_an_anchor_name_no_section() {
         use crate::normalize::godot_class::{Member, MemberKind};
-        let member = |name: &str, anchor: &str| Member {
-            kind: MemberKind::Property,
-            name: name.into(),
-            signature: format!("bool {name}"),
-            type_: None,
-            default: None,
-            value: None,
-            setter: None,
-            getter: None,
-            qualifiers: Vec::new(),
-            overrides: None,
-            description: String::new(),
-            anchor: anchor.into(),
-            url: String::new(),
-        };
+        let member =
+            |name: &str, anchor: &str| Member::for_test(MemberKind::Property, name, anchor);
         let r = ClassReference::new(vec![GodotClass {
             name: "AcceptDialog".into(),
             properties: vec![

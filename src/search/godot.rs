@@ -840,21 +840,7 @@ mod tests {
     #[test]
     fn a_query_names_a_class_or_its_members() {
         use crate::normalize::godot_class::{GodotClass, Member, MemberKind};
-        let member = |name: &str| Member {
-            kind: MemberKind::Method,
-            name: name.into(),
-            signature: String::new(),
-            type_: None,
-            default: None,
-            value: None,
-            setter: None,
-            getter: None,
-            qualifiers: Vec::new(),
-            overrides: None,
-            description: String::new(),
-            anchor: String::new(),
-            url: String::new(),
-        };
+        let member = |name: &str| Member::for_test(MemberKind::Method, name, "");
         let class = GodotClass {
             name: "CanvasLayer".into(),
             methods: vec![member("get_canvas"), member("show")],
