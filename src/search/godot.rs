@@ -391,10 +391,10 @@ impl Library {
     /// A class page ranked just above a tutorial the class itself lists
     /// (its "Tutorials": `CanvasLayer` lists "Canvas layers"), at nearly
     /// its rank, gives that place to the tutorial, when the query names
-    /// neither the class nor one of its members. Both match, and for a goal in the user's words
-    /// ("a health bar that stays put while the camera scrolls") the page
-    /// written to explain how is the better first answer; the class
-    /// follows right behind it. A query that names the class or its API
+    /// neither the class nor one of its members. Both match, and for a
+    /// goal in the user's words ("a health bar that stays put while the
+    /// camera scrolls") the page written to explain how is the better
+    /// first answer; the class follows right behind it. A query that names the class or its API
     /// asks about the reference, and keeps it first. The link is the docs'
     /// own, read from the class reference; nothing is listed here.
     fn tutorials_first(
@@ -415,18 +415,19 @@ impl Library {
                 .for_url(&src.pages[hits[i].page].url)
                 .filter(|c| !c.tutorials.is_empty() && !named.names(c));
             let listed = class.and_then(|c| {
-                let tutorials: Vec<String> = c
+                // The tutorials this source holds, as pages (links to the
+                // asset library and other sites find none).
+                let tutorials: Vec<usize> = c
                     .tutorials
                     .iter()
-                    .map(|t| crate::util::canonical_page_key(&t.url))
+                    .filter_map(|t| src.find_page(&t.url).map(|p| p.index))
                     .collect();
                 let end = (i + 1 + window).min(hits.len());
                 let near = self.rank.tutorials_within * hits[i].rank;
                 (i + 1..end).find(|&j| {
-                    let s = &self.sources[hits[j].source];
-                    hits[j].rank >= near
-                        && tutorials
-                            .contains(&crate::util::canonical_page_key(&s.pages[hits[j].page].url))
+                    hits[j].source == hits[i].source
+                        && hits[j].rank >= near
+                        && tutorials.contains(&hits[j].page)
                 })
             });
             match listed {
