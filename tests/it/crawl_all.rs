@@ -269,6 +269,59 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
         .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/hooks")
         .unwrap();
     assert!(src.area_of(hooks).is_none());
+    let changelog = (0..src.pages.len())
+        .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/changelog")
+        .unwrap();
+    assert!(src
+        .area_of(changelog)
+        .is_some_and(|a| a.named_by.iter().any(|w| w == "changelog")));
+    // MCP's enhancement proposals (the index and every SEP) are one area,
+    // each specification edition's changelog another; the specification's
+    // own pages are in none.
+    let mcp = (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == "mcp")
+        .unwrap();
+    let src = &lib.sources[mcp];
+    let named = |i: usize| src.area_of(i).map(|a| a.named_by.clone());
+    let seps: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| {
+            src.pages[i]
+                .url
+                .starts_with("https://modelcontextprotocol.io/seps")
+        })
+        .collect();
+    assert!(seps.len() > 10, "{seps:?}");
+    assert!(seps
+        .iter()
+        .all(|&i| named(i).is_some_and(|w| w.iter().any(|w| w == "sep"))));
+    let changelogs: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| src.pages[i].url.ends_with("/changelog"))
+        .collect();
+    assert_eq!(changelogs.len(), 2, "one a specification edition");
+    assert!(changelogs
+        .iter()
+        .all(|&i| named(i).is_some_and(|w| w.iter().any(|w| w == "changelog"))));
+    let spec: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| src.pages[i].url.contains("/specification/") && !changelogs.contains(&i))
+        .collect();
+    assert!(spec.len() > 40, "{spec:?}");
+    assert!(spec.iter().all(|&i| named(i).is_none()));
+    // Codex's release notes, wherever under /codex/ they are.
+    let codex = (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == "codex")
+        .unwrap();
+    let src = &lib.sources[codex];
+    let notes: Vec<usize> = (0..src.pages.len())
+        .filter(|&i| src.pages[i].url.ends_with("/changelog"))
+        .collect();
+    assert!(!notes.is_empty());
+    assert!(notes.iter().all(|&i| src.area_of(i).is_some()));
+    assert_eq!(
+        (0..src.pages.len())
+            .filter(|&i| src.area_of(i).is_some())
+            .count(),
+        notes.len()
+    );
     // Godot's first-game tutorials (both series, every step) are one area;
     // the step-by-step introduction beside them is not.
     let gd = (0..lib.sources.len())
