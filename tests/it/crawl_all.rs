@@ -251,94 +251,72 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     lib.rank.inlink_weight = docsnap::search::rank::RankConfig::default().inlink_weight;
 
     // The areas sources.yaml declares reach the artifact and the loaded
-    // source: every Agent SDK page of Claude Code is in one, its hooks page
-    // in none.
-    let cc = (0..lib.sources.len())
-        .find(|&i| lib.sources[i].manifest.source == "claude-code")
-        .unwrap();
-    let src = &lib.sources[cc];
+    // source. `pages` are a source's pages whose URL passes `pick`;
+    // `in_area` whether a page is in an area the word names.
+    let source = |id: &str| {
+        let i = (0..lib.sources.len())
+            .find(|&i| lib.sources[i].manifest.source == id)
+            .unwrap();
+        &lib.sources[i]
+    };
+    let pages = |src: &docsnap::search::LoadedSource, pick: &dyn Fn(&str) -> bool| {
+        (0..src.pages.len())
+            .filter(|&i| pick(&src.pages[i].url))
+            .collect::<Vec<usize>>()
+    };
+    let in_area = |src: &docsnap::search::LoadedSource, i: usize, word: &str| {
+        src.area_of(i)
+            .is_some_and(|a| a.named_by.iter().any(|w| w == word))
+    };
+    // Claude Code: every Agent SDK page is in one, its changelog in
+    // another, its hooks page in none.
+    let src = source("claude-code");
     assert!(!src.manifest.areas.is_empty(), "{:?}", src.manifest);
-    let sdk: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| src.pages[i].url.contains("/docs/en/agent-sdk/"))
-        .collect();
+    let sdk = pages(src, &|u| u.contains("/docs/en/agent-sdk/"));
     assert!(sdk.len() > 10, "{sdk:?}");
-    assert!(sdk.iter().all(|&i| src
-        .area_of(i)
-        .is_some_and(|a| a.named_by.iter().any(|w| w == "sdk"))));
-    let hooks = (0..src.pages.len())
-        .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/hooks")
-        .unwrap();
-    assert!(src.area_of(hooks).is_none());
-    let changelog = (0..src.pages.len())
-        .find(|&i| src.pages[i].url == "https://code.claude.com/docs/en/changelog")
-        .unwrap();
-    assert!(src
-        .area_of(changelog)
-        .is_some_and(|a| a.named_by.iter().any(|w| w == "changelog")));
+    assert!(sdk.iter().all(|&i| in_area(src, i, "sdk")));
+    let changelog = pages(src, &|u| u == "https://code.claude.com/docs/en/changelog");
+    assert_eq!(changelog.len(), 1);
+    assert!(in_area(src, changelog[0], "changelog"));
+    let hooks = pages(src, &|u| u == "https://code.claude.com/docs/en/hooks");
+    assert!(src.area_of(hooks[0]).is_none());
     // MCP's enhancement proposals (the index and every SEP) are one area,
     // each specification edition's changelog another; the specification's
     // own pages are in none.
-    let mcp = (0..lib.sources.len())
-        .find(|&i| lib.sources[i].manifest.source == "mcp")
-        .unwrap();
-    let src = &lib.sources[mcp];
-    let named = |i: usize| src.area_of(i).map(|a| a.named_by.clone());
-    let seps: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| {
-            src.pages[i]
-                .url
-                .starts_with("https://modelcontextprotocol.io/seps")
-        })
-        .collect();
+    let src = source("mcp");
+    let seps = pages(src, &|u| {
+        u.starts_with("https://modelcontextprotocol.io/seps")
+    });
     assert!(seps.len() > 10, "{seps:?}");
-    assert!(seps
-        .iter()
-        .all(|&i| named(i).is_some_and(|w| w.iter().any(|w| w == "sep"))));
-    let changelogs: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| src.pages[i].url.ends_with("/changelog"))
-        .collect();
+    assert!(seps.iter().all(|&i| in_area(src, i, "sep")));
+    let changelogs = pages(src, &|u| u.ends_with("/changelog"));
     assert_eq!(changelogs.len(), 2, "one a specification edition");
-    assert!(changelogs
-        .iter()
-        .all(|&i| named(i).is_some_and(|w| w.iter().any(|w| w == "changelog"))));
-    let spec: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| src.pages[i].url.contains("/specification/") && !changelogs.contains(&i))
-        .collect();
+    assert!(changelogs.iter().all(|&i| in_area(src, i, "changelog")));
+    let spec = pages(src, &|u| {
+        u.contains("/specification/") && !u.ends_with("/changelog")
+    });
     assert!(spec.len() > 40, "{spec:?}");
-    assert!(spec.iter().all(|&i| named(i).is_none()));
-    // Codex's release notes, wherever under /codex/ they are.
-    let codex = (0..lib.sources.len())
-        .find(|&i| lib.sources[i].manifest.source == "codex")
-        .unwrap();
-    let src = &lib.sources[codex];
-    let notes: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| src.pages[i].url.ends_with("/changelog"))
-        .collect();
+    assert!(spec.iter().all(|&i| src.area_of(i).is_none()));
+    // Codex's release notes, wherever under /codex/ they are, and nothing else.
+    let src = source("codex");
+    let notes = pages(src, &|u| u.ends_with("/changelog"));
     assert!(!notes.is_empty());
-    assert!(notes.iter().all(|&i| src.area_of(i).is_some()));
     assert_eq!(
-        (0..src.pages.len())
+        pages(src, &|_| true)
+            .into_iter()
             .filter(|&i| src.area_of(i).is_some())
-            .count(),
-        notes.len()
+            .collect::<Vec<_>>(),
+        notes
     );
     // Godot's first-game tutorials (both series, every step) are one area;
     // the step-by-step introduction beside them is not.
-    let gd = (0..lib.sources.len())
-        .find(|&i| lib.sources[i].manifest.source == "godot")
-        .unwrap();
-    let src = &lib.sources[gd];
-    let series: Vec<usize> = (0..src.pages.len())
-        .filter(|&i| src.pages[i].url.contains("/getting_started/first_"))
-        .collect();
+    let src = source("godot");
+    let series = pages(src, &|u| u.contains("/getting_started/first_"));
     assert!(series.len() >= 10, "{series:?}");
-    assert!(series.iter().all(|&i| src
-        .area_of(i)
-        .is_some_and(|a| a.named_by.iter().any(|w| w == "tutorial"))));
-    let step = (0..src.pages.len())
-        .find(|&i| src.pages[i].url.contains("/getting_started/step_by_step/"))
-        .unwrap();
-    assert!(src.area_of(step).is_none());
+    assert!(series.iter().all(|&i| in_area(src, i, "tutorial")));
+    let step = pages(src, &|u| u.contains("/getting_started/step_by_step/"));
+    assert!(!step.is_empty());
+    assert!(step.iter().all(|&i| src.area_of(i).is_none()));
 
     // A class page gives its place to a tutorial it lists (its Tutorials
     // section), when the question names neither the class nor a member of
