@@ -394,9 +394,10 @@ impl Library {
     /// neither the class nor one of its members. Both match, and for a
     /// goal in the user's words ("a health bar that stays put while the
     /// camera scrolls") the page written to explain how is the better
-    /// first answer; the class follows right behind it. A query that names the class or its API
-    /// asks about the reference, and keeps it first. The link is the docs'
-    /// own, read from the class reference; nothing is listed here.
+    /// first answer; the class follows right behind it. A query that
+    /// names the class or its API asks about the reference, and keeps it
+    /// first. The link is the docs' own, read from the class reference;
+    /// nothing is listed here.
     fn tutorials_first(
         &self,
         hits: &mut [super::rank::PageHit],

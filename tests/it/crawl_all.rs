@@ -158,6 +158,13 @@ fn built_pages(out: &Path, source: &str, version: &str) -> (BTreeSet<String>, se
     )
 }
 
+/// Index in `lib.sources` of the source whose id is `id`.
+fn source_index(lib: &docsnap::search::Library, id: &str) -> usize {
+    (0..lib.sources.len())
+        .find(|&i| lib.sources[i].manifest.source == id)
+        .unwrap_or_else(|| panic!("no source {id} loaded"))
+}
+
 fn assert_sets(out: &Path, want: &BTreeMap<(String, String), BTreeSet<String>>) {
     for ((s, v), exp) in want {
         let (got, _) = built_pages(out, s, v);
@@ -253,12 +260,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     // The areas sources.yaml declares reach the artifact and the loaded
     // source. `pages` are a source's pages whose URL passes `pick`;
     // `in_area` whether a page is in an area the word names.
-    let source = |id: &str| {
-        let i = (0..lib.sources.len())
-            .find(|&i| lib.sources[i].manifest.source == id)
-            .unwrap();
-        &lib.sources[i]
-    };
+    let source = |id: &str| &lib.sources[source_index(&lib, id)];
     let pages = |src: &docsnap::search::LoadedSource, pick: &dyn Fn(&str) -> bool| {
         (0..src.pages.len())
             .filter(|&i| pick(&src.pages[i].url))
@@ -488,9 +490,7 @@ fn all_sources_build_completely_and_rebuild_with_304s() {
     }
     // And the cut does reorder when asked for directly, so the checks above
     // can fail.
-    let si = (0..lib.sources.len())
-        .find(|&i| lib.sources[i].manifest.source == "godot")
-        .unwrap();
+    let si = source_index(&lib, "godot");
     let top5 = |want: usize, q: &str| {
         lib.rank_pages(&[si], q, None, want, lib.rank.godot)
             .unwrap()
