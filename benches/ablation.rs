@@ -297,6 +297,19 @@ fn main() {
                 ..shipped.clone()
             },
         ));
+        let unworded = |l: FamilyLevers| FamilyLevers {
+            asked_words: 0.0,
+            ..l
+        };
+        variants.push((
+            "pages not ranked by the words of their questions (before session 45)",
+            RankConfig {
+                agent_docs: unworded(shipped.agent_docs),
+                godot: unworded(shipped.godot),
+                leapview: unworded(shipped.leapview),
+                ..shipped.clone()
+            },
+        ));
         let unnamed = |l: FamilyLevers| FamilyLevers {
             cosine_named: 0.0,
             ..l
@@ -477,6 +490,8 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             "cosine_named" => l.cosine_named = f(),
             "asked" => l.asked = f(),
             "asked_second" => l.asked_second = f(),
+            "asked_words" => l.asked_words = f(),
+            "asked_words_adaptive" => l.asked_words_adaptive = f(),
             "feedback" => l.feedback = f(),
             "title" => l.fields.title = f() as f32,
             "heading" => l.fields.heading = f() as f32,

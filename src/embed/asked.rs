@@ -45,6 +45,11 @@ pub struct AskedMeta {
     pub inputs_sha256: String,
     /// The page (index into the artifact's pages) of each row.
     pub pages: Vec<u32>,
+    /// The text of each row, as embedded: the server ranks pages by the
+    /// words of their questions too (`search::asked_words`). Empty in
+    /// artifacts written before session 45.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<String>,
 }
 
 /// One line of a questions file (`{"query", "url"}`, JSON Lines).
@@ -137,6 +142,7 @@ pub fn meta(
     AskedMeta {
         inputs_sha256: hex::encode(h.finalize()),
         pages: questions.iter().map(|(_, p)| *p).collect(),
+        texts: questions.iter().map(|(q, _)| q.clone()).collect(),
     }
 }
 
@@ -156,6 +162,16 @@ pub fn check(
                 "{} rows of {} dims for {} questions of {dims} dims",
                 vectors.len(),
                 vectors.dims(),
+                meta.pages.len()
+            ),
+        ));
+    }
+    if !meta.texts.is_empty() && meta.texts.len() != meta.pages.len() {
+        return Err(EmbedError::invalid(
+            path,
+            format!(
+                "{} texts for {} questions",
+                meta.texts.len(),
                 meta.pages.len()
             ),
         ));
@@ -243,6 +259,7 @@ mod tests {
         // The meta changes with any input, and only then.
         let m = meta("v", Some(b"w"), &got);
         assert_eq!(m.pages, vec![0, 2]);
+        assert_eq!(m.texts, vec!["how do I jump", "slopes"]);
         assert_eq!(m, meta("v", Some(b"w"), &got));
         assert_ne!(m.inputs_sha256, meta("v", None, &got).inputs_sha256);
         assert_ne!(m.inputs_sha256, meta("u", Some(b"w"), &got).inputs_sha256);
@@ -289,6 +306,7 @@ mod tests {
         let m = AskedMeta {
             inputs_sha256: String::new(),
             pages: vec![1, 1, 0],
+            texts: Vec::new(),
         };
         check(&path, &m, &v, 3, 3).unwrap();
         let near = nearest_per_page(&v, &m.pages, &[0.0, 1.0, 0.0], 3, 0.0);
@@ -314,5 +332,15 @@ mod tests {
             .to_string()
             .contains("page 3"));
         assert!(check(&path, &m, &v, 3, 4).is_err());
+        // Texts, when there are any, one a row.
+        let texts = |n: usize| AskedMeta {
+            texts: vec!["q".to_string(); n],
+            ..m.clone()
+        };
+        check(&path, &texts(3), &v, 3, 3).unwrap();
+        assert!(check(&path, &texts(2), &v, 3, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("2 texts for 3 questions"));
     }
 }

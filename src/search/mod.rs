@@ -2,6 +2,7 @@
 
 pub mod agent_docs;
 pub mod aliases;
+pub mod asked_words;
 pub mod changes;
 pub mod classes;
 pub mod godot;
@@ -98,6 +99,8 @@ pub struct LoadedSource {
     /// moved by `adapter`, and each row's page (present only with
     /// `vectors` and page units).
     pub asked: Option<(crate::embed::store::VectorStore, Vec<u32>)>,
+    /// The words of the questions asked of the pages (see `asked_words`).
+    pub asked_words: Option<asked_words::AskedWords>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -108,6 +111,14 @@ pub struct LoadedSource {
     /// memory): where its vectors are read once a model is known.
     dir: Option<std::path::PathBuf>,
 }
+
+/// What an artifact's asked questions load as: their vectors, each row's
+/// page, and the words of their texts (when the artifact keeps them).
+type AskedRows = (
+    crate::embed::store::VectorStore,
+    Vec<u32>,
+    Option<asked_words::AskedWords>,
+);
 
 impl LoadedSource {
     /// Assemble a loaded source from its records, indexing them in memory.
@@ -212,6 +223,7 @@ impl LoadedSource {
         self.vectors = None;
         self.adapter = None;
         self.asked = None;
+        self.asked_words = None;
         let dir = self.dir.as_deref()?;
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
@@ -243,7 +255,10 @@ impl LoadedSource {
                                 self.adapter = a;
                                 match self.load_asked(dir, id.dims) {
                                     Ok(asked) => {
-                                        self.asked = asked;
+                                        (self.asked, self.asked_words) = match asked {
+                                            Some((v, pages, words)) => (Some((v, pages)), words),
+                                            None => (None, None),
+                                        };
                                         None
                                     }
                                     Err(e) => Some(format!(
@@ -296,11 +311,7 @@ impl LoadedSource {
     /// The questions asked of the artifact's pages, when its manifest lists
     /// them (their sha256 were checked when it was opened). Called once the
     /// artifact's adapter, which moved the rows, has loaded.
-    fn load_asked(
-        &self,
-        dir: &std::path::Path,
-        dims: usize,
-    ) -> Result<Option<(crate::embed::store::VectorStore, Vec<u32>)>, String> {
+    fn load_asked(&self, dir: &std::path::Path, dims: usize) -> Result<Option<AskedRows>, String> {
         use crate::embed::asked::{check, AskedMeta, ASKED_META, ASKED_VECTORS};
         if !self.manifest.files.contains_key(ASKED_META)
             || self.vector_unit != crate::model::VectorUnit::Page
@@ -315,7 +326,14 @@ impl LoadedSource {
         let path = dir.join(ASKED_VECTORS);
         let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
         check(&path, &meta, &v, self.pages.len(), dims).map_err(|e| e.to_string())?;
-        Ok(Some((v, meta.pages)))
+        let words = asked_words::AskedWords::new(
+            self.pages.len(),
+            meta.texts
+                .iter()
+                .zip(&meta.pages)
+                .map(|(t, &p)| (t.as_str(), p)),
+        );
+        Ok(Some((v, meta.pages, (!words.is_empty()).then_some(words))))
     }
 
     /// Attach the structured class reference.
@@ -373,6 +391,7 @@ impl LoadedSource {
             vector_unit: crate::model::VectorUnit::Section,
             adapter: None,
             asked: None,
+            asked_words: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,

@@ -168,6 +168,9 @@ impl Default for RankConfig {
                 cosine_named: 1.0,
                 asked: 0.5,
                 asked_second: 0.0,
+                // BENCHMARKS.md, session 45.
+                asked_words: 4.0,
+                asked_words_adaptive: 1.0,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -186,6 +189,9 @@ impl Default for RankConfig {
                 asked: 0.5,
                 // BENCHMARKS.md, session 40.
                 asked_second: 0.25,
+                // BENCHMARKS.md, session 45.
+                asked_words: 6.0,
+                asked_words_adaptive: 1.0,
                 feedback: 0.7,
                 // Godot's descriptions are the page's own first sentence
                 // (a class's brief description, a tutorial's opening), and
@@ -208,6 +214,8 @@ impl Default for RankConfig {
                 cosine_named: 1.0,
                 asked: 0.5,
                 asked_second: 0.0,
+                asked_words: 0.0,
+                asked_words_adaptive: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -273,6 +281,12 @@ pub struct FamilyLevers {
     /// page with one question: the nearest's). One near question may be a
     /// chance likeness; two agreeing are firmer evidence.
     pub asked_second: f64,
+    /// Weight of the BM25 of the query over the words of the questions
+    /// asked of a page (`search::asked_words`), added to the fused rank.
+    pub asked_words: f64,
+    /// Exponent of the share of the query the best lexical page leaves
+    /// uncovered, by which that weight is multiplied (0: not).
+    pub asked_words_adaptive: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
     pub feedback: f64,
@@ -927,6 +941,7 @@ impl Library {
         let mut dense: Vec<(f32, usize, usize)> = Vec::new();
         let mut page_cos: HashMap<(usize, usize), f32> = HashMap::new();
         let mut by_page = false;
+        let mut asked_words: HashMap<(usize, usize), f32> = HashMap::new();
         // The question as each adapter moved it, by the adapter file's
         // sha256: the agent-docs sources share one adapter.
         let mut moved: Vec<(&str, Vec<f32>)> = Vec::new();
@@ -982,6 +997,28 @@ impl Library {
                 _ => Vec::new(),
             };
             let b = levers.asked as f32;
+            // The pages whose asked questions share the query's words, by
+            // their BM25 over those words relative to the source's best
+            // page's (`search::asked_words`).
+            let mut worded: Vec<(f32, usize)> = Vec::new();
+            if let (Some(w), true) = (&src.asked_words, all && levers.asked_words > 0.0) {
+                let groups: Vec<(&[String], f32)> = base
+                    .iter()
+                    .filter(|g| !g.added)
+                    .map(|g| (g.terms.as_slice(), g.weight))
+                    .collect();
+                let scores = w.scores(&groups);
+                let best = scores.values().copied().fold(0.0f32, f32::max);
+                if best > 0.0 {
+                    for (page, s) in scores {
+                        asked_words.insert((si, page as usize), s / best);
+                        worded.push((s, page as usize));
+                    }
+                }
+                worded.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                worded.truncate(ASKED_WORDS_CANDIDATES);
+            }
+            let joined: std::collections::HashSet<usize> = worded.iter().map(|w| w.1).collect();
             for (n, (cos, row)) in scored.into_iter().enumerate() {
                 let Some(sec) = section_of(row) else { continue };
                 let cos = match near.get(row) {
@@ -991,7 +1028,7 @@ impl Library {
                 if all {
                     page_cos.insert((si, row), cos);
                 }
-                if n < k {
+                if n < k || joined.contains(&row) {
                     dense.push((cos, si, sec));
                 }
             }
@@ -1054,12 +1091,22 @@ impl Library {
         }
         if by_page {
             let named = named_share(hits, lexical, queries);
-            fuse_page_cosines(hits, lexical, levers, named, |h| {
-                page_cos
-                    .get(&(h.source, h.page))
-                    .copied()
-                    .unwrap_or(h.cosine)
-            });
+            fuse_page_cosines(
+                hits,
+                lexical,
+                levers,
+                named,
+                |h| {
+                    page_cos
+                        .get(&(h.source, h.page))
+                        .copied()
+                        .unwrap_or(h.cosine)
+                },
+                |h| {
+                    let s = asked_words.get(&(h.source, h.page)).copied();
+                    levers.asked_words * f64::from(s.unwrap_or(0.0))
+                },
+            );
             return Ok(());
         }
         let weight = levers.dense * uncovered_share(hits, lexical).powf(self.rank.dense_adaptive);
@@ -1143,17 +1190,25 @@ fn named_share(hits: &[PageHit], lexical: usize, queries: &HashMap<usize, Source
 /// `lexical` hits) plus the cosine weight × its page's cosine `cos_of`; then
 /// hits are sorted. The weight grows with [`uncovered_share`] by
 /// `levers.cosine_adaptive` and shrinks with the query's `named` share (see
-/// [`named_share`]) by `levers.cosine_named`.
+/// [`named_share`]) by `levers.cosine_named`. `extra_of` (the words of the
+/// questions asked of the page, weighted) is added where the best lexical
+/// page leaves the query uncovered (its share to the power
+/// `levers.asked_words_adaptive`), and yields to a name as the cosine does.
 fn fuse_page_cosines(
     hits: &mut [PageHit],
     lexical: usize,
     levers: &FamilyLevers,
     named: f64,
     cos_of: impl Fn(&PageHit) -> f32,
+    extra_of: impl Fn(&PageHit) -> f64,
 ) {
     let weight = levers.cosine
         * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical))
         * (1.0 - levers.cosine_named * named).max(0.0);
+    // The questions' words yield to a name the docs print, as the cosine
+    // does, and count where the page's own words miss.
+    let extra = (1.0 - levers.cosine_named * named).max(0.0)
+        * uncovered_share(hits, lexical).powf(levers.asked_words_adaptive);
     let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
     let top = if lexical > 0 && top_lexical > 0.0 {
         top_lexical
@@ -1164,10 +1219,13 @@ fn fuse_page_cosines(
         let cos = cos_of(h);
         h.cosine = cos;
         let lex = if i < lexical { h.rank / top } else { 0.0 };
-        h.rank = lex + weight * f64::from(cos.max(0.0));
+        h.rank = lex + weight * f64::from(cos.max(0.0)) + extra * extra_of(h);
     }
     sort_hits(hits, |h| h.rank);
 }
+
+/// Pages joined for the words of the questions asked of them, per source.
+const ASKED_WORDS_CANDIDATES: usize = 20;
 
 /// Sections taken from the dense side per query (at least).
 const DENSE_CANDIDATES: usize = 100;
@@ -1720,7 +1778,7 @@ mod tests {
                 ..FamilyLevers::default()
             };
             let mut h = hits(top_coverage);
-            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos);
+            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos, |_| 0.0);
             assert_eq!(
                 h[2].page, 2,
                 "a page only the dense side found stays behind"
@@ -1815,13 +1873,56 @@ mod tests {
                 cosine_named: 0.7,
                 ..FamilyLevers::default()
             };
-            fuse_page_cosines(&mut h, 2, &levers, named, |h| [0.30f32, 0.42][h.page]);
+            fuse_page_cosines(
+                &mut h,
+                2,
+                &levers,
+                named,
+                |h| [0.30f32, 0.42][h.page],
+                |_| 0.0,
+            );
             h.iter().map(|h| h.page).collect::<Vec<_>>()
         };
         // Weight 6: 1 + 1.8 against 0.6 + 2.52, meaning decides.
         assert_eq!(order(0.0), vec![1, 0]);
         // A bare name: weight 1.8, 1 + 0.54 against 0.6 + 0.756.
         assert_eq!(order(1.0), vec![0, 1]);
+    }
+
+    /// The words of the questions asked of a page lift it where the best
+    /// lexical page leaves the query uncovered, not where it covers it
+    /// all, nor for a name the docs print.
+    #[test]
+    fn asked_words_count_where_the_pages_words_miss() {
+        let order = |top_coverage: f64, named: f64| {
+            let mut h: Vec<PageHit> = [(0, 2.0, top_coverage), (1, 1.2, 0.3)]
+                .into_iter()
+                .map(|(page, rank, coverage)| PageHit {
+                    source: 0,
+                    page,
+                    sections: Vec::new(),
+                    coverage,
+                    rank,
+                    cosine: 0.0,
+                    score: 0.0,
+                })
+                .collect();
+            let levers = FamilyLevers {
+                cosine: 1.0,
+                cosine_named: 1.0,
+                asked_words: 3.0,
+                asked_words_adaptive: 1.0,
+                ..FamilyLevers::default()
+            };
+            let words = |h: &PageHit| [0.0, 3.0][h.page];
+            fuse_page_cosines(&mut h, 2, &levers, named, |_| 0.4, words);
+            h.iter().map(|h| h.page).collect::<Vec<_>>()
+        };
+        // Half the query uncovered: 0.6 + 0.4 + 1.5 against 1 + 0.4.
+        assert_eq!(order(0.5, 0.0), vec![1, 0]);
+        // All of it covered, or all of it a name: the words count nothing.
+        assert_eq!(order(1.0, 0.0), vec![0, 1]);
+        assert_eq!(order(0.5, 1.0), vec![0, 1]);
     }
 
     #[test]

@@ -556,10 +556,15 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
         let m = docsnap::artifact::verify(&d).unwrap();
         (d, m)
     };
-    let (_, m) = asked_artifact();
+    let (d, m) = asked_artifact();
     assert!(m.files.contains_key(ASKED_META) && m.files.contains_key(ASKED_VECTORS));
     let (av, rows) = lib.sources[src].asked.as_ref().unwrap();
     assert_eq!(rows, &vec![page as u32, page as u32]);
+    // Their texts are kept, for the words of the questions.
+    let meta: docsnap::embed::asked::AskedMeta =
+        serde_json::from_slice(&std::fs::read(d.join(ASKED_META)).unwrap()).unwrap();
+    assert_eq!(meta.texts, vec![asked, "a second way to say it"]);
+    assert!(lib.sources[src].asked_words.is_some());
 
     // Served: the page's cosine is half its own, half the nearest question's.
     let qv = model.embed_query(asked);
@@ -588,6 +593,20 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let hits = lib.rank_pages(&[src], asked, None, 100, off).unwrap();
     let h = hits.iter().find(|h| h.page == page).unwrap();
     assert!((h.cosine - plain).abs() < 0.003, "{} vs {plain}", h.cosine);
+    // The words of its questions put the page first when they weigh most.
+    let worded = docsnap::search::rank::FamilyLevers {
+        asked: 0.0,
+        asked_words: 100.0,
+        asked_words_adaptive: 0.0,
+        ..levers
+    };
+    let words_first = |q: &str, l| lib.rank_pages(&[src], q, None, 10, l).unwrap()[0].page;
+    assert_eq!(words_first("second way to say it", worded), page);
+    assert_ne!(
+        words_first("second way to say it", off),
+        page,
+        "the page is first only by its questions' words"
+    );
 
     // The same questions about another page: a new snapshot, its rows
     // taken over (nothing embedded), pointing at the new page.

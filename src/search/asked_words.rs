@@ -1,0 +1,136 @@
+//! The words of the questions asked of each page (doc2query's idea): a
+//! small BM25 index with one document per page, the text of every question
+//! asked of it.
+//!
+//! The questions were written per page in users' words ("make enemies drop
+//! coins", "Unity prefab"); the page itself says "instance a scene". A
+//! user's question that shares such words with the questions asked of a
+//! page points at that page even when the page's own text and its vector
+//! do not (`FamilyLevers::asked_words` in `search::rank`).
+
+use std::collections::HashMap;
+
+/// BM25's term-frequency saturation and length normalization, as the
+/// section index uses them.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// One document per page: the terms of the questions asked of it.
+#[derive(Debug, Default)]
+pub struct AskedWords {
+    /// For each term, the pages whose questions hold it and how often.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Terms per page (0 for a page nobody asked about).
+    page_len: Vec<u32>,
+    /// Mean terms over the pages that have questions.
+    avg_len: f32,
+    /// Pages that have questions: BM25's document count.
+    docs: u32,
+}
+
+impl AskedWords {
+    /// Index the questions (`(text, page)`) of a source of `pages` pages.
+    pub fn new<'a>(pages: usize, questions: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
+        let mut counts: HashMap<String, HashMap<u32, u32>> = HashMap::new();
+        let mut page_len = vec![0u32; pages];
+        for (text, page) in questions {
+            let Some(len) = page_len.get_mut(page as usize) else {
+                continue;
+            };
+            crate::index::for_each_term(text, |t| {
+                if crate::index::is_stopword(t) {
+                    return;
+                }
+                *len += 1;
+                *counts
+                    .entry(t.to_string())
+                    .or_default()
+                    .entry(page)
+                    .or_default() += 1;
+            });
+        }
+        let docs = page_len.iter().filter(|&&l| l > 0).count() as u32;
+        let total: u64 = page_len.iter().map(|&l| u64::from(l)).sum();
+        let avg_len = if docs > 0 {
+            total as f32 / docs as f32
+        } else {
+            1.0
+        };
+        let postings = counts
+            .into_iter()
+            .map(|(t, by_page)| {
+                let mut v: Vec<(u32, u32)> = by_page.into_iter().collect();
+                v.sort_unstable();
+                (t, v)
+            })
+            .collect();
+        Self {
+            postings,
+            page_len,
+            avg_len,
+            docs,
+        }
+    }
+
+    /// Whether no page has questions.
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    fn idf(&self, df: usize) -> f32 {
+        let n = self.docs as f32;
+        let df = df as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// Each page's BM25 for the query words `groups` (each a word's terms,
+    /// the best of which counts, and its weight); pages that hold none are
+    /// left out.
+    pub fn scores(&self, groups: &[(&[String], f32)]) -> HashMap<u32, f32> {
+        let mut out: HashMap<u32, f32> = HashMap::new();
+        for &(terms, weight) in groups {
+            let mut best: HashMap<u32, f32> = HashMap::new();
+            for t in terms {
+                let Some(post) = self.postings.get(t.as_str()) else {
+                    continue;
+                };
+                let idf = self.idf(post.len());
+                for &(page, tf) in post {
+                    let tf = tf as f32;
+                    let len = self.page_len[page as usize] as f32;
+                    let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.avg_len));
+                    let e = best.entry(page).or_default();
+                    *e = e.max(s);
+                }
+            }
+            for (page, s) in best {
+                *out.entry(page).or_default() += weight * s;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_asked_in_the_query_words_scores_first() {
+        let w = AskedWords::new(
+            3,
+            [
+                ("make enemies drop coins when they die", 0),
+                ("spawn loot where an enemy dies", 0),
+                ("how do I rotate a sprite", 1),
+                ("the enemy sprite flickers", 2),
+            ],
+        );
+        let q = crate::index::query_groups("enemies drop loot");
+        let groups: Vec<(&[String], f32)> =
+            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        let s = w.scores(&groups);
+        assert!(s[&0] > s.get(&2).copied().unwrap_or(0.0));
+        assert!(!s.contains_key(&1));
+    }
+}
