@@ -1749,6 +1749,21 @@ mod tests {
         }
     }
 
+    /// Page hits of source 0 with no sections, from `(page, rank, coverage)`.
+    fn page_hits(rows: &[(usize, f64, f64)]) -> Vec<PageHit> {
+        rows.iter()
+            .map(|&(page, rank, coverage)| PageHit {
+                source: 0,
+                page,
+                sections: Vec::new(),
+                coverage,
+                rank,
+                cosine: 0.0,
+                score: 0.0,
+            })
+            .collect()
+    }
+
     /// The cosine weight grows only where the best lexical page leaves
     /// much of the query uncovered: there a page the meaning favours
     /// overtakes one that shares a few of the query's words by chance.
@@ -1756,20 +1771,8 @@ mod tests {
     fn cosine_weight_grows_where_the_words_miss() {
         // Page 0: best lexically, far from the query's meaning; page 1: half
         // its lexical rank, nearer in meaning; page 2: found by meaning only.
-        let hits = |top_coverage: f64| -> Vec<PageHit> {
-            [(0, 2.0, top_coverage), (1, 1.2, 0.3), (2, 0.0, 0.0)]
-                .into_iter()
-                .map(|(page, rank, coverage)| PageHit {
-                    source: 0,
-                    page,
-                    sections: Vec::new(),
-                    coverage,
-                    rank,
-                    cosine: 0.0,
-                    score: 0.0,
-                })
-                .collect()
-        };
+        let hits =
+            |top_coverage: f64| page_hits(&[(0, 2.0, top_coverage), (1, 1.2, 0.3), (2, 0.0, 0.0)]);
         let cos = |h: &PageHit| [0.30f32, 0.42, 0.05][h.page];
         let order = |top_coverage: f64, adaptive: f64| {
             let levers = FamilyLevers {
@@ -1856,18 +1859,7 @@ mod tests {
     #[test]
     fn a_named_query_keeps_the_page_that_prints_the_name() {
         let order = |named: f64| {
-            let mut h: Vec<PageHit> = [(0, 2.0), (1, 1.2)]
-                .into_iter()
-                .map(|(page, rank)| PageHit {
-                    source: 0,
-                    page,
-                    sections: Vec::new(),
-                    coverage: 1.0,
-                    rank,
-                    cosine: 0.0,
-                    score: 0.0,
-                })
-                .collect();
+            let mut h = page_hits(&[(0, 2.0, 1.0), (1, 1.2, 1.0)]);
             let levers = FamilyLevers {
                 cosine: 6.0,
                 cosine_named: 0.7,
@@ -1895,18 +1887,7 @@ mod tests {
     #[test]
     fn asked_words_count_where_the_pages_words_miss() {
         let order = |top_coverage: f64, named: f64| {
-            let mut h: Vec<PageHit> = [(0, 2.0, top_coverage), (1, 1.2, 0.3)]
-                .into_iter()
-                .map(|(page, rank, coverage)| PageHit {
-                    source: 0,
-                    page,
-                    sections: Vec::new(),
-                    coverage,
-                    rank,
-                    cosine: 0.0,
-                    score: 0.0,
-                })
-                .collect();
+            let mut h = page_hits(&[(0, 2.0, top_coverage), (1, 1.2, 0.3)]);
             let levers = FamilyLevers {
                 cosine: 1.0,
                 cosine_named: 1.0,
