@@ -205,6 +205,20 @@ fn main() {
             },
         ),
         (
+            "lexical, pages not ranked by the words of their questions (before session 45)",
+            RankConfig {
+                agent_docs: FamilyLevers {
+                    asked_words_lexical: 0.0,
+                    ..lexical.agent_docs
+                },
+                godot: FamilyLevers {
+                    asked_words_lexical: 0.0,
+                    ..lexical.godot
+                },
+                ..lexical.clone()
+            },
+        ),
+        (
             "lexical, named product ×1.5 (session 11)",
             RankConfig {
                 named_product_boost: 1.5,
@@ -492,6 +506,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             "asked_second" => l.asked_second = f(),
             "asked_words" => l.asked_words = f(),
             "asked_words_adaptive" => l.asked_words_adaptive = f(),
+            "asked_words_lexical" => l.asked_words_lexical = f(),
             "feedback" => l.feedback = f(),
             "title" => l.fields.title = f() as f32,
             "heading" => l.fields.heading = f() as f32,

@@ -436,6 +436,9 @@ pub async fn build_version(
             if let Some(bytes) = adapter {
                 extras.push((crate::embed::adapter::ADAPTER_FILE, bytes));
             }
+        } else if let Some(a) = asked {
+            // No rows without a model: the questions' texts, for their words.
+            extras.push((crate::embed::asked::ASKED_META, a.meta_bytes));
         }
         timings.embed_ms = ms(t_embed);
         let meta = ArtifactMeta {
@@ -584,9 +587,9 @@ fn query_adapter(
 }
 
 /// The questions asked of a source's pages (`asked` in sources.yaml, see
-/// `embed::asked`), selected for this build's pages, when the build has a
-/// model: their meta is known before anything is embedded, so an unchanged
-/// set keeps the previous snapshot.
+/// `embed::asked`), selected for this build's pages: their meta is known
+/// before anything is embedded, so an unchanged set keeps the previous
+/// snapshot. Without a model only the meta (with the texts) is written.
 struct AskedPlan {
     questions: Vec<(String, u32)>,
     /// What made the rows (`AskedMeta::inputs_sha256`).
@@ -602,9 +605,9 @@ fn asked_questions(
     adapter: Option<&[u8]>,
     pages: &[Page],
 ) -> Result<Option<AskedPlan>, BuildError> {
-    let Some(info) = embedding.filter(|_| !source.asked.is_empty()) else {
+    if source.asked.is_empty() {
         return Ok(None);
-    };
+    }
     let keys = crate::inlinks::page_keys(pages);
     // Asked as the source's tool will be asked: the Godot tool strips a
     // question's framing ("in godot 4, how do I") before it embeds it.
@@ -620,8 +623,14 @@ fn asked_questions(
     if questions.is_empty() {
         return Ok(None);
     }
-    let meta = crate::embed::asked::meta(&info.vectors_sha256, adapter, &questions);
-    let keys = crate::embed::asked::row_keys(&info.vectors_sha256, adapter, &questions);
+    // Without a model only the texts are kept (no rows to key): the
+    // server ranks by their words alone.
+    let vectors_sha256 = embedding.map_or("", |i| i.vectors_sha256.as_str());
+    let meta = crate::embed::asked::meta(vectors_sha256, adapter, &questions);
+    let keys = match embedding {
+        Some(_) => crate::embed::asked::row_keys(vectors_sha256, adapter, &questions),
+        None => Vec::new(),
+    };
     let meta_bytes = serde_json::to_vec(&meta).map_err(|source| BuildError::Serialize {
         what: "asked questions",
         source,

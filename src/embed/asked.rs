@@ -166,6 +166,12 @@ pub fn check(
             ),
         ));
     }
+    check_meta(path, meta, pages)
+}
+
+/// Checks an artifact's [`ASKED_META`] (`path`) alone: every page one of
+/// its `pages`, and a text for every question when it keeps texts.
+pub fn check_meta(path: &Path, meta: &AskedMeta, pages: usize) -> Result<(), EmbedError> {
     if !meta.texts.is_empty() && meta.texts.len() != meta.pages.len() {
         return Err(EmbedError::invalid(
             path,

@@ -99,7 +99,8 @@ pub struct LoadedSource {
     /// moved by `adapter`, and each row's page (present only with
     /// `vectors` and page units).
     pub asked: Option<(crate::embed::store::VectorStore, Vec<u32>)>,
-    /// The words of the questions asked of the pages (see `asked_words`).
+    /// The words of the questions asked of the pages (see `asked_words`),
+    /// read whether or not a model is loaded.
     pub asked_words: Option<asked_words::AskedWords>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
@@ -112,13 +113,9 @@ pub struct LoadedSource {
     dir: Option<std::path::PathBuf>,
 }
 
-/// What an artifact's asked questions load as: their vectors, each row's
-/// page, and the words of their texts (when the artifact keeps them).
-type AskedRows = (
-    crate::embed::store::VectorStore,
-    Vec<u32>,
-    Option<asked_words::AskedWords>,
-);
+/// What an artifact's asked questions load as with a model: their vectors
+/// and each row's page.
+type AskedRows = (crate::embed::store::VectorStore, Vec<u32>);
 
 impl LoadedSource {
     /// Assemble a loaded source from its records, indexing them in memory.
@@ -201,6 +198,7 @@ impl LoadedSource {
             })?;
         s.bodies = Some(a.bodies);
         s.dir = Some(dir.to_path_buf());
+        s.asked_words = s.read_asked_words(dir)?;
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
@@ -223,7 +221,6 @@ impl LoadedSource {
         self.vectors = None;
         self.adapter = None;
         self.asked = None;
-        self.asked_words = None;
         let dir = self.dir.as_deref()?;
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
@@ -255,10 +252,7 @@ impl LoadedSource {
                                 self.adapter = a;
                                 match self.load_asked(dir, id.dims) {
                                     Ok(asked) => {
-                                        (self.asked, self.asked_words) = match asked {
-                                            Some((v, pages, words)) => (Some((v, pages)), words),
-                                            None => (None, None),
-                                        };
+                                        self.asked = asked;
                                         None
                                     }
                                     Err(e) => Some(format!(
@@ -313,7 +307,7 @@ impl LoadedSource {
     /// artifact's adapter, which moved the rows, has loaded.
     fn load_asked(&self, dir: &std::path::Path, dims: usize) -> Result<Option<AskedRows>, String> {
         use crate::embed::asked::{check, AskedMeta, ASKED_META, ASKED_VECTORS};
-        if !self.manifest.files.contains_key(ASKED_META)
+        if !self.manifest.files.contains_key(ASKED_VECTORS)
             || self.vector_unit != crate::model::VectorUnit::Page
         {
             return Ok(None);
@@ -326,14 +320,34 @@ impl LoadedSource {
         let path = dir.join(ASKED_VECTORS);
         let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
         check(&path, &meta, &v, self.pages.len(), dims).map_err(|e| e.to_string())?;
+        Ok(Some((v, meta.pages)))
+    }
+
+    /// The words of the questions asked of the artifact's pages, when its
+    /// manifest lists them and they were kept with their texts: with or
+    /// without a model (a build without one keeps only the texts).
+    fn read_asked_words(
+        &self,
+        dir: &std::path::Path,
+    ) -> Result<Option<asked_words::AskedWords>, crate::artifact::ArtifactError> {
+        use crate::embed::asked::{check_meta, AskedMeta, ASKED_META};
+        if !self.manifest.files.contains_key(ASKED_META) {
+            return Ok(None);
+        }
+        let path = dir.join(ASKED_META);
+        let bytes = crate::artifact::read_verified(dir, &self.manifest, ASKED_META)?;
+        let meta: AskedMeta = crate::artifact::parse_json(&path, &bytes)?;
+        check_meta(&path, &meta, self.pages.len()).map_err(|e| {
+            crate::artifact::ArtifactError::Corrupt {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
         let words = asked_words::AskedWords::new(
             self.pages.len(),
-            meta.texts
-                .iter()
-                .zip(&meta.pages)
-                .map(|(t, &p)| (t.as_str(), p)),
+            (meta.texts.iter().zip(&meta.pages)).map(|(t, &p)| (t.as_str(), p)),
         );
-        Ok(Some((v, meta.pages, (!words.is_empty()).then_some(words))))
+        Ok((!words.is_empty()).then_some(words))
     }
 
     /// Attach the structured class reference.

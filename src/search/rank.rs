@@ -171,6 +171,7 @@ impl Default for RankConfig {
                 // BENCHMARKS.md, session 45.
                 asked_words: 4.0,
                 asked_words_adaptive: 1.0,
+                asked_words_lexical: 1.0,
                 feedback: 0.7,
                 fields: FieldWeights {
                     title: 2.0,
@@ -192,6 +193,7 @@ impl Default for RankConfig {
                 // BENCHMARKS.md, session 45.
                 asked_words: 6.0,
                 asked_words_adaptive: 1.0,
+                asked_words_lexical: 6.0,
                 feedback: 0.7,
                 // Godot's descriptions are the page's own first sentence
                 // (a class's brief description, a tutorial's opening), and
@@ -216,6 +218,7 @@ impl Default for RankConfig {
                 asked_second: 0.0,
                 asked_words: 0.0,
                 asked_words_adaptive: 0.0,
+                asked_words_lexical: 0.0,
                 feedback: 0.7,
                 fields: FieldWeights::default(),
             },
@@ -284,6 +287,10 @@ pub struct FamilyLevers {
     /// Weight of the BM25 of the query over the words of the questions
     /// asked of a page (`search::asked_words`), added to the fused rank.
     pub asked_words: f64,
+    /// [`FamilyLevers::asked_words`] where no question vector is compared
+    /// (no model, or an artifact without vectors): beside the lexical rank
+    /// alone the words weigh otherwise than beside the cosine.
+    pub asked_words_lexical: f64,
     /// Exponent of the share of the query the best lexical page leaves
     /// uncovered, by which that weight is multiplied (0: not).
     pub asked_words_adaptive: f64,
@@ -692,6 +699,8 @@ impl Library {
                 &levers,
                 &mut queries,
             )?;
+        } else {
+            self.fuse_words(&mut hits, sources, &base, keep, &levers, &mut queries)?;
         }
         self.rank_other_areas_lower(&mut hits, query);
         assign_scores(
@@ -1051,34 +1060,8 @@ impl Library {
             let i = match slot.get(&(si, page)) {
                 Some(&i) => i,
                 None => {
-                    let q = match queries.entry(si) {
-                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                        std::collections::hash_map::Entry::Vacant(e) => {
-                            e.insert(SourceQuery::new(src, base, &self.rank, 1, fields)?)
-                        }
-                    };
-                    let unit = src.unit_of(sec);
-                    let (mask, partial) =
-                        q.wants.unit_masks(src, &q.scan, &[(unit.start, 0.0, sec)])[0];
-                    let coverage = q.coverage(mask, partial);
                     slot.insert((si, page), hits.len());
-                    hits.push(PageHit {
-                        source: si,
-                        page,
-                        sections: vec![Scored {
-                            source: si,
-                            section: sec,
-                            bm25: 0.0,
-                            coverage,
-                            mask,
-                            partial,
-                            rank_score: 0.0,
-                        }],
-                        coverage,
-                        rank: 0.0,
-                        cosine: 0.0,
-                        score: 0.0,
-                    });
+                    hits.push(self.joined_hit(si, sec, base, fields, queries)?);
                     dense_rank.push(None);
                     hits.len() - 1
                 }
@@ -1117,6 +1100,127 @@ impl Library {
             h.rank = (1.0 - weight) * rrf(lex) + weight * rrf(dense_rank[i]);
         }
         sort_hits(hits, |h| h.rank);
+        Ok(())
+    }
+}
+
+impl Library {
+    /// A page that a side other than the lexical one found, as a hit: its
+    /// section `sec` (of source `si`) with the coverage the lexical side
+    /// would give it, and no lexical score.
+    fn joined_hit<'s>(
+        &'s self,
+        si: usize,
+        sec: usize,
+        base: &[TermGroup],
+        fields: &FieldWeights,
+        queries: &mut HashMap<usize, SourceQuery<'s>>,
+    ) -> Result<PageHit, IndexError> {
+        let src = &self.sources[si];
+        let q = match queries.entry(si) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(SourceQuery::new(src, base, &self.rank, 1, fields)?)
+            }
+        };
+        let unit = src.unit_of(sec);
+        let (mask, partial) = q.wants.unit_masks(src, &q.scan, &[(unit.start, 0.0, sec)])[0];
+        let coverage = q.coverage(mask, partial);
+        Ok(PageHit {
+            source: si,
+            page: src.section_page[sec],
+            sections: vec![Scored {
+                source: si,
+                section: sec,
+                bm25: 0.0,
+                coverage,
+                mask,
+                partial,
+                rank_score: 0.0,
+            }],
+            coverage,
+            rank: 0.0,
+            cosine: 0.0,
+            score: 0.0,
+        })
+    }
+
+    /// Without a question vector: the words of the questions asked of the
+    /// pages (`search::asked_words`) fused with the lexical ranking, as
+    /// [`fuse_page_cosines`] adds them beside the cosine, at the weight
+    /// `levers.asked_words_lexical`. The best pages by those words join
+    /// with their lead section.
+    #[allow(clippy::too_many_arguments)]
+    fn fuse_words<'s>(
+        &'s self,
+        hits: &mut Vec<PageHit>,
+        sources: &[usize],
+        base: &[TermGroup],
+        keep: Option<SectionFilter<'_>>,
+        levers: &FamilyLevers,
+        queries: &mut HashMap<usize, SourceQuery<'s>>,
+    ) -> Result<(), IndexError> {
+        if levers.asked_words_lexical <= 0.0 {
+            return Ok(());
+        }
+        let groups: Vec<(&[String], f32)> = base
+            .iter()
+            .filter(|g| !g.added)
+            .map(|g| (g.terms.as_slice(), g.weight))
+            .collect();
+        let mut words: HashMap<(usize, usize), f32> = HashMap::new();
+        let mut joining: Vec<(usize, usize)> = Vec::new();
+        for &si in sources {
+            let src = &self.sources[si];
+            let Some(w) = &src.asked_words else { continue };
+            let scores = w.scores(&groups);
+            let best = scores.values().copied().fold(0.0f32, f32::max);
+            if best <= 0.0 {
+                continue;
+            }
+            let mut ranked: Vec<(f32, usize)> =
+                scores.into_iter().map(|(p, s)| (s, p as usize)).collect();
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            for (n, &(s, page)) in ranked.iter().enumerate() {
+                words.insert((si, page), s / best);
+                // A page joins by its lead section, where the filter keeps it.
+                let lead = src.page_sections.get(page).filter(|r| !r.is_empty());
+                if let Some(sec) = lead.map(|r| r.start) {
+                    if n < ASKED_WORDS_CANDIDATES && keep.map(|f| f(src, sec)).unwrap_or(true) {
+                        joining.push((si, sec));
+                    }
+                }
+            }
+        }
+        if words.is_empty() {
+            return Ok(());
+        }
+        let lexical = hits.len();
+        let mut seen: std::collections::HashSet<(usize, usize)> =
+            hits.iter().map(|h| (h.source, h.page)).collect();
+        for (si, sec) in joining {
+            let page = self.sources[si].section_page[sec];
+            if seen.insert((si, page)) {
+                hits.push(self.joined_hit(si, sec, base, &levers.fields, queries)?);
+            }
+        }
+        let named = named_share(hits, lexical, queries);
+        let lexical_levers = FamilyLevers {
+            cosine: 0.0,
+            asked_words: levers.asked_words_lexical,
+            ..*levers
+        };
+        fuse_page_cosines(
+            hits,
+            lexical,
+            &lexical_levers,
+            named,
+            |_| 0.0,
+            |h| {
+                let s = words.get(&(h.source, h.page)).copied().unwrap_or(0.0);
+                lexical_levers.asked_words * f64::from(s)
+            },
+        );
         Ok(())
     }
 }
@@ -1746,6 +1850,62 @@ mod tests {
                     w[1].score
                 );
             }
+        }
+    }
+
+    /// Without a model, a page whose questions hold the query's words joins
+    /// the lexical ranking and leads it where the docs' own words miss; at
+    /// weight 0 the ranking is the lexical one.
+    #[test]
+    fn without_a_model_the_questions_words_find_their_page() {
+        let mut lib = library(
+            vec![
+                page(A, "Scenes"),
+                page(B, "Random numbers"),
+                page(C, "Timers"),
+            ],
+            vec![
+                sec(
+                    A,
+                    "Instancing",
+                    "i",
+                    "Instance a packed scene and add it as a child.",
+                    0,
+                ),
+                sec(
+                    B,
+                    "Random",
+                    "r",
+                    "Random positions for enemies that spawn.",
+                    0,
+                ),
+                sec(C, "Timer", "t", "A timer node counts down.", 0),
+            ],
+        );
+        lib.sources[0].asked_words = Some(crate::search::asked_words::AskedWords::new(
+            3,
+            [
+                ("enemies drop loot coins when they die", 0),
+                ("spawn a pickup where the enemy died", 0),
+                ("pick a random number", 1),
+            ],
+        ));
+        let levers = |w: f64| FamilyLevers {
+            asked_words_lexical: w,
+            asked_words_adaptive: 1.0,
+            ..FamilyLevers::default()
+        };
+        let rank = |w: f64| {
+            lib.rank_pages(&[0], "enemies drop loot coins", None, 5, levers(w))
+                .unwrap()
+        };
+        let pages = |w: f64| rank(w).iter().map(|h| h.page).collect::<Vec<_>>();
+        // Lexically only B holds a word of the query ("enemies").
+        assert_eq!(pages(0.0), vec![1]);
+        // With the words, A (whose questions say it all) joins and leads.
+        assert_eq!(pages(6.0)[0], 0);
+        for w in rank(6.0).windows(2) {
+            assert!(w[0].score >= w[1].score, "scores in order");
         }
     }
 

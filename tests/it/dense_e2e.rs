@@ -657,6 +657,90 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     assert!(err.contains("(3 texts)"), "{err}");
 }
 
+/// Without a model the build keeps the questions' texts (`asked.json`, no
+/// rows) and the server, lexical, ranks a page by its questions' words.
+#[test]
+fn without_a_model_the_questions_texts_are_kept_and_ranked() {
+    use docsnap::embed::asked::{AskedMeta, ASKED_META, ASKED_VECTORS};
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let snaps = tmp.path().join("snapshots");
+    let cfg_dir = tmp.path().join("cfg");
+    let cfg = leapview_config(&cfg_dir, "asked: asked.jsonl");
+    let questions = cfg_dir.join("asked.jsonl");
+    let build = || {
+        let args = [
+            "--config",
+            cfg.to_str().unwrap(),
+            "build",
+            "--mirror",
+            &mirror.url,
+            "--out",
+            snaps.to_str().unwrap(),
+            "--rate",
+            "0",
+            "--source",
+            "leapview",
+        ];
+        let (code, _, err) =
+            run_docsnap_env(&args, &[("DOCSNAP_NO_DEFAULT_MODEL".into(), "1".into())]);
+        assert_eq!(code, 0, "{err}");
+    };
+    std::fs::write(
+        &questions,
+        "{\"query\": \"elsewhere\", \"url\": \"https://other.example/x\"}\n",
+    )
+    .unwrap();
+    build();
+    let (lib, _) = Library::load_dir_with(&snaps, None).unwrap();
+    assert!(lib.sources.iter().all(|s| s.asked_words.is_none()));
+    let (si, page) = (0usize, 3usize);
+    let url = lib.sources[si].pages[page].url.clone();
+    let asked = "zorbleflux gizmo keeps wobbling";
+    std::fs::write(
+        &questions,
+        format!("{}\n", serde_json::json!({"query": asked, "url": url})),
+    )
+    .unwrap();
+    build();
+    let (lib, _) = Library::load_dir_with(&snaps, None).unwrap();
+    let src = lib
+        .sources
+        .iter()
+        .position(|s| s.asked_words.is_some())
+        .expect("a version carries its questions' words");
+    assert_eq!(lib.sources[src].pages[page].url, url);
+    let d = docsnap::artifact::newest_artifacts(&snaps)
+        .unwrap()
+        .into_iter()
+        .find(|d| d.join(ASKED_META).exists())
+        .unwrap();
+    let m = docsnap::artifact::verify(&d).unwrap();
+    assert!(m.files.contains_key(ASKED_META) && !m.files.contains_key(ASKED_VECTORS));
+    let meta: AskedMeta =
+        serde_json::from_slice(&std::fs::read(d.join(ASKED_META)).unwrap()).unwrap();
+    assert_eq!(
+        (meta.texts, meta.pages),
+        (vec![asked.to_string()], vec![page as u32])
+    );
+    // The docs hold neither word: only the question's words find the page.
+    let levers = |w: f64| docsnap::search::rank::FamilyLevers {
+        asked_words_lexical: w,
+        ..lib.rank.leapview
+    };
+    let hits = lib
+        .rank_pages(&[src], "zorbleflux gizmo", None, 10, levers(6.0))
+        .unwrap();
+    assert_eq!(hits.first().map(|h| h.page), Some(page));
+    let hits = lib
+        .rank_pages(&[src], "zorbleflux gizmo", None, 10, levers(0.0))
+        .unwrap();
+    assert!(
+        hits.iter().all(|h| h.page != page),
+        "found without the words"
+    );
+}
+
 /// The project's sources.yaml, written into `dir` with `line` added to the
 /// leapview entry (its files are then found beside it, in `dir`).
 fn leapview_config(dir: &std::path::Path, line: &str) -> std::path::PathBuf {
