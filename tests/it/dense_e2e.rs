@@ -504,11 +504,7 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
 
     // No question about these pages: built as without.
     let questions = cfg_dir.join("asked.jsonl");
-    std::fs::write(
-        &questions,
-        "{\"query\": \"elsewhere\", \"url\": \"https://other.example/x\"}\n",
-    )
-    .unwrap();
+    ask_elsewhere(&questions);
     let (code, _, err) = build();
     assert_eq!(code, 0, "{err}");
     let (lib, _) = Library::load_dir_with(&snaps, Some(model.clone())).unwrap();
@@ -546,16 +542,7 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
         .position(|s| s.asked.is_some())
         .expect("a version carries its questions");
     assert_eq!(lib.sources[src].pages[page].url, url);
-    // The newest snapshot that carries questions, and its manifest.
-    let asked_artifact = || {
-        let d = docsnap::artifact::newest_artifacts(&snaps)
-            .unwrap()
-            .into_iter()
-            .find(|d| d.join(ASKED_META).exists())
-            .unwrap();
-        let m = docsnap::artifact::verify(&d).unwrap();
-        (d, m)
-    };
+    let asked_artifact = || newest_asked_artifact(&snaps);
     let (d, m) = asked_artifact();
     assert!(m.files.contains_key(ASKED_META) && m.files.contains_key(ASKED_VECTORS));
     let (av, rows) = lib.sources[src].asked.as_ref().unwrap();
@@ -686,11 +673,7 @@ fn without_a_model_the_questions_texts_are_kept_and_ranked() {
             run_docsnap_env(&args, &[("DOCSNAP_NO_DEFAULT_MODEL".into(), "1".into())]);
         assert_eq!(code, 0, "{err}");
     };
-    std::fs::write(
-        &questions,
-        "{\"query\": \"elsewhere\", \"url\": \"https://other.example/x\"}\n",
-    )
-    .unwrap();
+    ask_elsewhere(&questions);
     build();
     let (lib, _) = Library::load_dir_with(&snaps, None).unwrap();
     assert!(lib.sources.iter().all(|s| s.asked_words.is_none()));
@@ -710,12 +693,7 @@ fn without_a_model_the_questions_texts_are_kept_and_ranked() {
         .position(|s| s.asked_words.is_some())
         .expect("a version carries its questions' words");
     assert_eq!(lib.sources[src].pages[page].url, url);
-    let d = docsnap::artifact::newest_artifacts(&snaps)
-        .unwrap()
-        .into_iter()
-        .find(|d| d.join(ASKED_META).exists())
-        .unwrap();
-    let m = docsnap::artifact::verify(&d).unwrap();
+    let (d, m) = newest_asked_artifact(&snaps);
     assert!(m.files.contains_key(ASKED_META) && !m.files.contains_key(ASKED_VECTORS));
     let meta: AskedMeta =
         serde_json::from_slice(&std::fs::read(d.join(ASKED_META)).unwrap()).unwrap();
@@ -739,6 +717,26 @@ fn without_a_model_the_questions_texts_are_kept_and_ranked() {
         hits.iter().all(|h| h.page != page),
         "found without the words"
     );
+}
+
+/// A questions file whose one question asks about no page of the mirror.
+fn ask_elsewhere(questions: &std::path::Path) {
+    let line = serde_json::json!({"query": "elsewhere", "url": "https://other.example/x"});
+    std::fs::write(questions, format!("{line}\n")).unwrap();
+}
+
+/// The newest snapshot under `snaps` that carries asked questions, and its
+/// (verified) manifest.
+fn newest_asked_artifact(
+    snaps: &std::path::Path,
+) -> (std::path::PathBuf, docsnap::model::Manifest) {
+    let d = docsnap::artifact::newest_artifacts(snaps)
+        .unwrap()
+        .into_iter()
+        .find(|d| d.join(docsnap::embed::asked::ASKED_META).exists())
+        .unwrap();
+    let m = docsnap::artifact::verify(&d).unwrap();
+    (d, m)
 }
 
 /// The project's sources.yaml, written into `dir` with `line` added to the
