@@ -109,6 +109,23 @@ impl AskedWords {
         }
         out
     }
+
+    /// The pages whose questions hold any of the query words `groups` (as
+    /// [`AskedWords::scores`]), best first, each with its score relative to
+    /// the best page's (in (0, 1]); ties by page.
+    pub fn ranked(&self, groups: &[(&[String], f32)]) -> Vec<(usize, f32)> {
+        let scores = self.scores(groups);
+        let best = scores.values().copied().fold(0.0f32, f32::max);
+        if best <= 0.0 {
+            return Vec::new();
+        }
+        let mut out: Vec<(usize, f32)> = scores
+            .into_iter()
+            .map(|(page, s)| (page as usize, s / best))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
 }
 
 #[cfg(test)]
@@ -132,5 +149,10 @@ mod tests {
         let s = w.scores(&groups);
         assert!(s[&0] > s.get(&2).copied().unwrap_or(0.0));
         assert!(!s.contains_key(&1));
+        // Ranked: best first, relative to the best page's score.
+        let r = w.ranked(&groups);
+        assert_eq!(r.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(r[0].1, 1.0);
+        assert!((r[1].1 - s[&2] / s[&0]).abs() < 1e-6);
     }
 }

@@ -113,10 +113,6 @@ pub struct LoadedSource {
     dir: Option<std::path::PathBuf>,
 }
 
-/// What an artifact's asked questions load as with a model: their vectors
-/// and each row's page.
-type AskedRows = (crate::embed::store::VectorStore, Vec<u32>);
-
 impl LoadedSource {
     /// Assemble a loaded source from its records, indexing them in memory.
     /// Sections must be grouped by page in page order (as `sections.jsonl` is).
@@ -305,7 +301,11 @@ impl LoadedSource {
     /// The questions asked of the artifact's pages, when its manifest lists
     /// them (their sha256 were checked when it was opened). Called once the
     /// artifact's adapter, which moved the rows, has loaded.
-    fn load_asked(&self, dir: &std::path::Path, dims: usize) -> Result<Option<AskedRows>, String> {
+    fn load_asked(
+        &self,
+        dir: &std::path::Path,
+        dims: usize,
+    ) -> Result<Option<(crate::embed::store::VectorStore, Vec<u32>)>, String> {
         use crate::embed::asked::{check, AskedMeta, ASKED_META, ASKED_VECTORS};
         if !self.manifest.files.contains_key(ASKED_VECTORS)
             || self.vector_unit != crate::model::VectorUnit::Page

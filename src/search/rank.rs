@@ -1006,28 +1006,17 @@ impl Library {
                 _ => Vec::new(),
             };
             let b = levers.asked as f32;
-            // The pages whose asked questions share the query's words, by
-            // their BM25 over those words relative to the source's best
-            // page's (`search::asked_words`).
-            let mut worded: Vec<(f32, usize)> = Vec::new();
+            // The best pages by the words of the questions asked of them
+            // join, whatever their cosine (`search::asked_words`).
+            let mut joined = std::collections::HashSet::new();
             if let (Some(w), true) = (&src.asked_words, all && levers.asked_words > 0.0) {
-                let groups: Vec<(&[String], f32)> = base
-                    .iter()
-                    .filter(|g| !g.added)
-                    .map(|g| (g.terms.as_slice(), g.weight))
-                    .collect();
-                let scores = w.scores(&groups);
-                let best = scores.values().copied().fold(0.0f32, f32::max);
-                if best > 0.0 {
-                    for (page, s) in scores {
-                        asked_words.insert((si, page as usize), s / best);
-                        worded.push((s, page as usize));
+                for (n, (page, s)) in w.ranked(&asked_word_groups(base)).into_iter().enumerate() {
+                    asked_words.insert((si, page), s);
+                    if n < ASKED_WORDS_CANDIDATES {
+                        joined.insert(page);
                     }
                 }
-                worded.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                worded.truncate(ASKED_WORDS_CANDIDATES);
             }
-            let joined: std::collections::HashSet<usize> = worded.iter().map(|w| w.1).collect();
             for (n, (cos, row)) in scored.into_iter().enumerate() {
                 let Some(sec) = section_of(row) else { continue };
                 let cos = match near.get(row) {
@@ -1085,10 +1074,7 @@ impl Library {
                         .copied()
                         .unwrap_or(h.cosine)
                 },
-                |h| {
-                    let s = asked_words.get(&(h.source, h.page)).copied();
-                    levers.asked_words * f64::from(s.unwrap_or(0.0))
-                },
+                |h| asked_words.get(&(h.source, h.page)).copied().unwrap_or(0.0),
             );
             return Ok(());
         }
@@ -1150,7 +1136,6 @@ impl Library {
     /// [`fuse_page_cosines`] adds them beside the cosine, at the weight
     /// `levers.asked_words_lexical`. The best pages by those words join
     /// with their lead section.
-    #[allow(clippy::too_many_arguments)]
     fn fuse_words<'s>(
         &'s self,
         hits: &mut Vec<PageHit>,
@@ -1163,26 +1148,14 @@ impl Library {
         if levers.asked_words_lexical <= 0.0 {
             return Ok(());
         }
-        let groups: Vec<(&[String], f32)> = base
-            .iter()
-            .filter(|g| !g.added)
-            .map(|g| (g.terms.as_slice(), g.weight))
-            .collect();
+        let groups = asked_word_groups(base);
         let mut words: HashMap<(usize, usize), f32> = HashMap::new();
         let mut joining: Vec<(usize, usize)> = Vec::new();
         for &si in sources {
             let src = &self.sources[si];
             let Some(w) = &src.asked_words else { continue };
-            let scores = w.scores(&groups);
-            let best = scores.values().copied().fold(0.0f32, f32::max);
-            if best <= 0.0 {
-                continue;
-            }
-            let mut ranked: Vec<(f32, usize)> =
-                scores.into_iter().map(|(p, s)| (s, p as usize)).collect();
-            ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            for (n, &(s, page)) in ranked.iter().enumerate() {
-                words.insert((si, page), s / best);
+            for (n, (page, s)) in w.ranked(&groups).into_iter().enumerate() {
+                words.insert((si, page), s);
                 // A page joins by its lead section, where the filter keeps it.
                 let lead = src.page_sections.get(page).filter(|r| !r.is_empty());
                 if let Some(sec) = lead.map(|r| r.start) {
@@ -1216,10 +1189,7 @@ impl Library {
             &lexical_levers,
             named,
             |_| 0.0,
-            |h| {
-                let s = words.get(&(h.source, h.page)).copied().unwrap_or(0.0);
-                lexical_levers.asked_words * f64::from(s)
-            },
+            |h| words.get(&(h.source, h.page)).copied().unwrap_or(0.0),
         );
         Ok(())
     }
@@ -1294,24 +1264,26 @@ fn named_share(hits: &[PageHit], lexical: usize, queries: &HashMap<usize, Source
 /// `lexical` hits) plus the cosine weight × its page's cosine `cos_of`; then
 /// hits are sorted. The weight grows with [`uncovered_share`] by
 /// `levers.cosine_adaptive` and shrinks with the query's `named` share (see
-/// [`named_share`]) by `levers.cosine_named`. `extra_of` (the words of the
-/// questions asked of the page, weighted) is added where the best lexical
-/// page leaves the query uncovered (its share to the power
-/// `levers.asked_words_adaptive`), and yields to a name as the cosine does.
+/// [`named_share`]) by `levers.cosine_named`. `words_of` (the page's score
+/// by the words of the questions asked of it, relative to the best page's)
+/// is added at `levers.asked_words` where the best lexical page leaves the
+/// query uncovered (its share to the power `levers.asked_words_adaptive`),
+/// and yields to a name as the cosine does.
 fn fuse_page_cosines(
     hits: &mut [PageHit],
     lexical: usize,
     levers: &FamilyLevers,
     named: f64,
     cos_of: impl Fn(&PageHit) -> f32,
-    extra_of: impl Fn(&PageHit) -> f64,
+    words_of: impl Fn(&PageHit) -> f32,
 ) {
     let weight = levers.cosine
         * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical))
         * (1.0 - levers.cosine_named * named).max(0.0);
     // The questions' words yield to a name the docs print, as the cosine
     // does, and count where the page's own words miss.
-    let extra = (1.0 - levers.cosine_named * named).max(0.0)
+    let words_weight = levers.asked_words
+        * (1.0 - levers.cosine_named * named).max(0.0)
         * uncovered_share(hits, lexical).powf(levers.asked_words_adaptive);
     let top_lexical = hits.first().map(|h| h.rank).unwrap_or(0.0);
     let top = if lexical > 0 && top_lexical > 0.0 {
@@ -1323,9 +1295,20 @@ fn fuse_page_cosines(
         let cos = cos_of(h);
         h.cosine = cos;
         let lex = if i < lexical { h.rank / top } else { 0.0 };
-        h.rank = lex + weight * f64::from(cos.max(0.0)) + extra * extra_of(h);
+        h.rank = lex + weight * f64::from(cos.max(0.0)) + words_weight * f64::from(words_of(h));
     }
     sort_hits(hits, |h| h.rank);
+}
+
+/// The query's own words (not those feedback added) as
+/// [`crate::search::asked_words::AskedWords`] matches them: each word's
+/// terms, as typed (typo tolerance corrects toward the docs' words, which
+/// the questions need not share), and its weight.
+fn asked_word_groups(base: &[TermGroup]) -> Vec<(&[String], f32)> {
+    base.iter()
+        .filter(|g| !g.added)
+        .map(|g| (g.terms.as_slice(), g.weight))
+        .collect()
 }
 
 /// Pages joined for the words of the questions asked of them, per source.
@@ -1941,7 +1924,7 @@ mod tests {
                 ..FamilyLevers::default()
             };
             let mut h = hits(top_coverage);
-            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos, |_| 0.0);
+            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos, |_| 0.0f32);
             assert_eq!(
                 h[2].page, 2,
                 "a page only the dense side found stays behind"
@@ -2055,7 +2038,7 @@ mod tests {
                 asked_words_adaptive: 1.0,
                 ..FamilyLevers::default()
             };
-            let words = |h: &PageHit| [0.0, 3.0][h.page];
+            let words = |h: &PageHit| [0.0f32, 1.0][h.page];
             fuse_page_cosines(&mut h, 2, &levers, named, |_| 0.4, words);
             h.iter().map(|h| h.page).collect::<Vec<_>>()
         };
