@@ -215,6 +215,10 @@ fn main() {
                     asked_words_lexical: 0.0,
                     ..lexical.godot
                 },
+                leapview: FamilyLevers {
+                    asked_words_lexical: 0.0,
+                    ..lexical.leapview
+                },
                 ..lexical.clone()
             },
         ),
