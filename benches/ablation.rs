@@ -6,7 +6,8 @@
 //! the server answers, over the artifacts in `DOCSNAP_ARTIFACTS` (default
 //! `snapshots`), with the model of `DOCSNAP_MODEL` when set. Scoring follows
 //! `mcp_eval.py`: page-level, hit@5 and MRR@10 per family and for the hard
-//! (`hd-*`) questions, unanswerable `search_docs` questions under 0.5, and
+//! (`hd-*`) questions, unanswerable `search_docs` questions under 0.5,
+//! questions answered first whose first score says so (0.5 or more), and
 //! result lists whose scores rise somewhere. `mcp_eval.py` stays the
 //! reference; this exists to compare settings in one run.
 
@@ -173,6 +174,13 @@ fn main() {
             "lexical, no link prior",
             RankConfig {
                 inlink_weight: 0.0,
+                ..lexical.clone()
+            },
+        ),
+        (
+            "lexical, scores not read from the questions asked (before session 46)",
+            RankConfig {
+                asked_scores: 0.0,
                 ..lexical.clone()
             },
         ),
@@ -379,6 +387,13 @@ fn main() {
             },
         ));
         variants.push((
+            "scores not read from the questions asked (before session 46)",
+            RankConfig {
+                asked_scores: 0.0,
+                ..shipped.clone()
+            },
+        ));
+        variants.push((
             "dense only",
             RankConfig {
                 agent_docs: FamilyLevers {
@@ -404,12 +419,15 @@ fn main() {
             },
         ));
     }
-    println!("| setting | agent-docs | godot | leapview | agent-docs hard | godot hard | leapview hard | unanswerable < 0.5 | unordered | mean ms |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| setting | agent-docs | godot | leapview | agent-docs hard | godot hard | leapview hard | unanswerable < 0.5 | right first ≥ 0.5 | unordered | mean ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, cfg) in variants {
         lib.rank = cfg;
         let mut fam: std::collections::BTreeMap<String, Tally> = Default::default();
         let (mut un_n, mut un_low, mut unordered) = (0, 0, 0);
+        // Scored lists whose first hit is an expected page, and those whose
+        // first score says so (0.5 or more).
+        let (mut first_n, mut first_high) = (0, 0);
         let t0 = Instant::now();
         for q in &qs {
             let r = reg
@@ -440,6 +458,12 @@ fn main() {
                 }
             }
             let rank = pages.iter().take(10).position(|p| q.expect.contains(p));
+            if let (Some(0), Some(&s)) = (rank, scores.first()) {
+                first_n += 1;
+                if s >= 0.5 {
+                    first_high += 1;
+                }
+            }
             if let Some(f) = ranks_out.as_mut() {
                 use std::io::Write;
                 let r = rank.map(|r| r as i64 + 1).unwrap_or(-1);
@@ -468,7 +492,7 @@ fn main() {
                 .unwrap_or_else(|| "–".into())
         };
         println!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {un_low}/{un_n} | {unordered} | {ms:.2} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {un_low}/{un_n} | {first_high}/{first_n} | {unordered} | {ms:.2} |",
             cell("agent-docs"),
             cell("godot"),
             cell("leapview"),
@@ -530,6 +554,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "inlink_weight" => c.inlink_weight = f(),
         "monotone_scores" => c.monotone_scores = b(),
         "cosine_scores" => c.cosine_scores = b(),
+        "asked_scores" => c.asked_scores = f(),
         "named_members" => c.named_members = b(),
         "namesakes_by_links" => c.namesakes_by_links = b(),
         "deprecated_factor" => c.deprecated_factor = f(),

@@ -110,6 +110,37 @@ impl AskedWords {
         out
     }
 
+    /// The IDF-weighted share of the query words `groups` (as
+    /// [`AskedWords::scores`]) that the questions asked of `page` hold, in
+    /// [0, 1]; 0 for a page nobody asked about. A word no question holds
+    /// weighs most, so an off-topic word keeps a page from reading covered.
+    pub fn coverage(&self, groups: &[(&[String], f32)], page: usize) -> f64 {
+        if self.page_len.get(page).is_none_or(|&l| l == 0) {
+            return 0.0;
+        }
+        let (mut held, mut all) = (0.0f64, 0.0f64);
+        for &(terms, weight) in groups {
+            let posts: Vec<&Vec<(u32, u32)>> = terms
+                .iter()
+                .filter_map(|t| self.postings.get(t.as_str()))
+                .collect();
+            let df = posts.iter().map(|p| p.len()).max().unwrap_or(0);
+            let w = f64::from(weight) * f64::from(self.idf(df));
+            all += w;
+            if posts.iter().any(|p| {
+                p.binary_search_by_key(&(page as u32), |&(pg, _)| pg)
+                    .is_ok()
+            }) {
+                held += w;
+            }
+        }
+        if all > 0.0 {
+            held / all
+        } else {
+            0.0
+        }
+    }
+
     /// The pages whose questions hold any of the query words `groups` (as
     /// [`AskedWords::scores`]), best first, each with its score relative to
     /// the best page's (in (0, 1]); ties by page.
@@ -154,5 +185,18 @@ mod tests {
         assert_eq!(r.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2]);
         assert_eq!(r[0].1, 1.0);
         assert!((r[1].1 - s[&2] / s[&0]).abs() < 1e-6);
+        // Coverage: page 0's questions hold "enemies", "drop" and "loot"
+        // (all of the query), page 2's only "enemy" (the rarest word
+        // missing), page 1's none; a page out of range holds nothing.
+        assert!((w.coverage(&groups, 0) - 1.0).abs() < 1e-9);
+        let c2 = w.coverage(&groups, 2);
+        assert!(c2 > 0.0 && c2 < 0.5, "{c2}");
+        assert_eq!(w.coverage(&groups, 1), 0.0);
+        assert_eq!(w.coverage(&groups, 9), 0.0);
+        // A word no question holds weighs more than any word they hold.
+        let q = crate::index::query_groups("enemies drop loot sourdough");
+        let more: Vec<(&[String], f32)> =
+            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        assert!(w.coverage(&more, 0) < 0.75, "{}", w.coverage(&more, 0));
     }
 }

@@ -96,6 +96,10 @@ pub struct RankConfig {
     /// A hit's shown score is at least its page's cosine to the question
     /// (page vectors only; see [`assign_scores`]).
     pub cosine_scores: bool,
+    /// A hit's shown score reads the query as covered as much as the words
+    /// of the questions asked of its page cover it, times this (0: not at
+    /// all; see [`assign_scores`]).
+    pub asked_scores: f64,
     /// `search_godot_docs`: a member named `Class.member` goes first.
     pub named_members: bool,
     /// `search_godot_docs`: a query that is one member name orders the
@@ -231,6 +235,7 @@ impl Default for RankConfig {
             dense_k: 20.0,
             monotone_scores: true,
             cosine_scores: true,
+            asked_scores: 1.0,
             named_members: true,
             namesakes_by_links: true,
             deprecated_factor: 0.5,
@@ -336,6 +341,10 @@ pub struct PageHit {
     pub rank: f64,
     /// Cosine of the page's best section to the query (dense retrieval), 0 without.
     pub cosine: f32,
+    /// IDF-weighted share of the query the words of the questions asked of
+    /// the page cover (see [`crate::search::asked_words::AskedWords::coverage`]),
+    /// 0 without.
+    pub asked_coverage: f64,
     /// The score shown to agents, in [0, 1]; non-increasing down a result list.
     pub score: f64,
 }
@@ -708,6 +717,9 @@ impl Library {
             self.fuse_words(&mut hits, sources, &base, keep, &levers, &mut queries)?;
         }
         self.rank_other_areas_lower(&mut hits, query);
+        if self.rank.asked_scores > 0.0 {
+            self.cover_by_questions(&mut hits, &base);
+        }
         assign_scores(
             &mut hits,
             self.rank.monotone_scores,
@@ -741,6 +753,18 @@ impl Library {
         }
         if moved {
             sort_hits(hits, |h| h.rank);
+        }
+    }
+
+    /// Each hit's [`PageHit::asked_coverage`]: how much of the query's own
+    /// words (`base`, feedback's left out) the questions asked of its page
+    /// hold.
+    fn cover_by_questions(&self, hits: &mut [PageHit], base: &[TermGroup]) {
+        let groups = asked_word_groups(base);
+        for h in hits {
+            if let Some(w) = &self.sources[h.source].asked_words {
+                h.asked_coverage = self.rank.asked_scores * w.coverage(&groups, h.page);
+            }
         }
     }
 
@@ -821,6 +845,7 @@ impl Library {
                         coverage: 0.0,
                         rank: 0.0,
                         cosine: 0.0,
+                        asked_coverage: 0.0,
                         score: 0.0,
                     });
                 }
@@ -1132,6 +1157,7 @@ impl Library {
             coverage,
             rank: 0.0,
             cosine: 0.0,
+            asked_coverage: 0.0,
             score: 0.0,
         })
     }
@@ -1333,9 +1359,9 @@ pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
 }
 
 /// Give every hit its shown score: the calibrated coverage of its best unit
-/// or, with `meaning` (page vectors were fused), its page's cosine to the
-/// question where that is higher; never above the score of the hit ranked
-/// before it. An agent reading the list top-down thus never sees a
+/// (or, where higher, of the questions asked of its page) or, with
+/// `meaning` (page vectors were fused), its page's cosine to the question
+/// where that is higher; never above the score of the hit ranked before it. An agent reading the list top-down thus never sees a
 /// lower-ranked hit claim more confidence, and the first hit's score keeps
 /// its meaning (under 0.5: probably not covered).
 ///
@@ -1344,10 +1370,17 @@ pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
 /// (dev: 31 of the 37 hard Godot questions answered first). The
 /// transformer's page cosine means the same from question to question, and
 /// off-topic questions stay under 0.5 by it (BENCHMARKS.md, session 42).
+///
+/// Why the questions asked: they were written in users' words, so a
+/// question that shares most of its rarer words with those asked of a page
+/// is covered in the user's sense where the docs' words miss, with or
+/// without a model; an off-topic question rarely is (BENCHMARKS.md,
+/// session 46).
 pub fn assign_scores(hits: &mut [PageHit], monotone: bool, meaning: bool) {
     let mut cap = 1.0f64;
     for h in hits {
-        let mut own = calibrate(h.best().coverage, h.best().bm25);
+        let covered = h.best().coverage.max(h.asked_coverage);
+        let mut own = calibrate(covered, h.best().bm25);
         if meaning {
             own = own.max(f64::from(h.cosine).clamp(0.0, 1.0));
         }
@@ -1907,6 +1940,7 @@ mod tests {
                 coverage,
                 rank,
                 cosine: 0.0,
+                asked_coverage: 0.0,
                 score: 0.0,
             })
             .collect()
@@ -2083,6 +2117,7 @@ mod tests {
             coverage,
             rank: 0.0,
             cosine,
+            asked_coverage: 0.0,
             score: 0.0,
         };
         let hits = || vec![hit(0, 0.2, 0.71), hit(1, 1.0, 0.3), hit(2, 0.1, -0.2)];
@@ -2102,5 +2137,18 @@ mod tests {
         for w in with.windows(2) {
             assert!(w[0] >= w[1], "{with:?}");
         }
+        // The questions asked of the first page hold the query's words:
+        // it reads covered without a model, as its own words would.
+        let mut h = hits();
+        h[0].asked_coverage = 1.0;
+        assign_scores(&mut h, true, false);
+        let own = {
+            let mut h = hits();
+            h[0].sections[0].coverage = 1.0;
+            assign_scores(&mut h, true, false);
+            h[0].score
+        };
+        assert!(h[0].score >= 0.5 && h[0].score == own, "{h:?}");
+        assert_eq!(h[2].score, lexical[2]);
     }
 }

@@ -747,6 +747,20 @@ fn leapview_config(dir: &std::path::Path, line: &str) -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sources.yaml"),
     )
     .unwrap();
+    // The project's own questions for LeapView are left out: these tests
+    // ask their own, or none.
+    let start = project
+        .find("  - id: leapview\n")
+        .expect("the leapview entry");
+    let end = project[start + 1..]
+        .find("\n  - id: ")
+        .map_or(project.len(), |e| start + 1 + e);
+    let entry: String = project[start..end]
+        .lines()
+        .filter(|l| !l.starts_with("    asked:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let project = format!("{}{entry}{}", &project[..start], &project[end..]);
     let with = project.replace(
         "    tools: leapview\n",
         &format!("    tools: leapview\n    {line}\n"),
