@@ -155,18 +155,29 @@ pub fn check(
     pages: usize,
     dims: usize,
 ) -> Result<(), EmbedError> {
-    if vectors.len() != meta.pages.len() || vectors.dims() != dims {
+    check_rows(path, meta.pages.len(), vectors, dims)?;
+    check_meta(path, meta, pages)
+}
+
+/// Checks an artifact's [`ASKED_VECTORS`] (`path`) against its questions,
+/// once [`check_meta`] has passed them: one row of `dims` per question.
+pub fn check_rows(
+    path: &Path,
+    questions: usize,
+    vectors: &super::store::VectorStore,
+    dims: usize,
+) -> Result<(), EmbedError> {
+    if vectors.len() != questions || vectors.dims() != dims {
         return Err(EmbedError::invalid(
             path,
             format!(
-                "{} rows of {} dims for {} questions of {dims} dims",
+                "{} rows of {} dims for {questions} questions of {dims} dims",
                 vectors.len(),
                 vectors.dims(),
-                meta.pages.len()
             ),
         ));
     }
-    check_meta(path, meta, pages)
+    Ok(())
 }
 
 /// Checks an artifact's [`ASKED_META`] (`path`) alone: every page one of

@@ -102,6 +102,10 @@ pub struct LoadedSource {
     /// The words of the questions asked of the pages (see `asked_words`),
     /// read whether or not a model is loaded.
     pub asked_words: Option<asked_words::AskedWords>,
+    /// Each asked question's page, read with their words when the artifact
+    /// opened and moved into `asked` when their rows load: `asked.json` is
+    /// read and parsed once.
+    asked_pages: Vec<u32>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -194,7 +198,7 @@ impl LoadedSource {
             })?;
         s.bodies = Some(a.bodies);
         s.dir = Some(dir.to_path_buf());
-        s.asked_words = s.read_asked_words(dir)?;
+        (s.asked_words, s.asked_pages) = s.read_asked(dir)?;
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
@@ -216,8 +220,12 @@ impl LoadedSource {
     fn attach_vectors(&mut self, model: Option<&crate::embed::Embedder>) -> Option<String> {
         self.vectors = None;
         self.adapter = None;
-        self.asked = None;
-        let dir = self.dir.as_deref()?;
+        // The questions' pages go back where the next load takes them.
+        if let Some((_, pages)) = self.asked.take() {
+            self.asked_pages = pages;
+        }
+        let dir = self.dir.clone()?;
+        let dir = dir.as_path();
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
         let info = self.manifest.embedding.clone();
         match (info, model) {
@@ -298,41 +306,39 @@ impl LoadedSource {
         Ok(Some(a))
     }
 
-    /// The questions asked of the artifact's pages, when its manifest lists
-    /// them (their sha256 were checked when it was opened). Called once the
+    /// The rows of the questions asked of the artifact's pages, when its
+    /// manifest lists them (their sha256 were checked when it was opened),
+    /// with the pages [`LoadedSource::read_asked`] read. Called once the
     /// artifact's adapter, which moved the rows, has loaded.
     fn load_asked(
-        &self,
+        &mut self,
         dir: &std::path::Path,
         dims: usize,
     ) -> Result<Option<(crate::embed::store::VectorStore, Vec<u32>)>, String> {
-        use crate::embed::asked::{check, AskedMeta, ASKED_META, ASKED_VECTORS};
+        use crate::embed::asked::{check_rows, ASKED_VECTORS};
         if !self.manifest.files.contains_key(ASKED_VECTORS)
             || self.vector_unit != crate::model::VectorUnit::Page
         {
             return Ok(None);
         }
-        let meta_path = dir.join(ASKED_META);
-        let meta: AskedMeta = std::fs::read(&meta_path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-            .map_err(|e| format!("{}: {e}", meta_path.display()))?;
         let path = dir.join(ASKED_VECTORS);
         let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
-        check(&path, &meta, &v, self.pages.len(), dims).map_err(|e| e.to_string())?;
-        Ok(Some((v, meta.pages)))
+        check_rows(&path, self.asked_pages.len(), &v, dims).map_err(|e| e.to_string())?;
+        Ok(Some((v, std::mem::take(&mut self.asked_pages))))
     }
 
-    /// The words of the questions asked of the artifact's pages, when its
-    /// manifest lists them and they were kept with their texts: with or
-    /// without a model (a build without one keeps only the texts).
-    fn read_asked_words(
+    /// The questions asked of the artifact's pages, when its manifest lists
+    /// them: their words, when they were kept with their texts (with or
+    /// without a model; a build without one keeps only the texts), and
+    /// each question's page, for their rows (see
+    /// [`LoadedSource::load_asked`]).
+    fn read_asked(
         &self,
         dir: &std::path::Path,
-    ) -> Result<Option<asked_words::AskedWords>, crate::artifact::ArtifactError> {
+    ) -> Result<(Option<asked_words::AskedWords>, Vec<u32>), crate::artifact::ArtifactError> {
         use crate::embed::asked::{check_meta, AskedMeta, ASKED_META};
         if !self.manifest.files.contains_key(ASKED_META) {
-            return Ok(None);
+            return Ok((None, Vec::new()));
         }
         let path = dir.join(ASKED_META);
         let bytes = crate::artifact::read_verified(dir, &self.manifest, ASKED_META)?;
@@ -347,7 +353,7 @@ impl LoadedSource {
             self.pages.len(),
             (meta.texts.iter().zip(&meta.pages)).map(|(t, &p)| (t.as_str(), p)),
         );
-        Ok((!words.is_empty()).then_some(words))
+        Ok(((!words.is_empty()).then_some(words), meta.pages))
     }
 
     /// Attach the structured class reference.
@@ -406,6 +412,7 @@ impl LoadedSource {
             adapter: None,
             asked: None,
             asked_words: None,
+            asked_pages: Vec::new(),
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,

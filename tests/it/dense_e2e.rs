@@ -552,6 +552,20 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
         serde_json::from_slice(&std::fs::read(d.join(ASKED_META)).unwrap()).unwrap();
     assert_eq!(meta.texts, vec![asked, "a second way to say it"]);
     assert!(lib.sources[src].asked_words.is_some());
+    // The model attached again (`asked.json` was parsed once, at open):
+    // the same rows, the same pages.
+    let mut again = Library::load_dir_with(&snaps, Some(model.clone()))
+        .unwrap()
+        .0;
+    for _ in 0..2 {
+        assert!(again.attach_model(Some(model.clone())).is_empty());
+        let (v, r) = again.sources[src].asked.as_ref().expect("rows again");
+        assert_eq!((v.len(), r), (av.len(), rows));
+    }
+    assert!(again.attach_model(None).is_empty());
+    assert!(again.sources[src].asked.is_none());
+    assert!(again.attach_model(Some(model.clone())).is_empty());
+    assert_eq!(again.sources[src].asked.as_ref().unwrap().1, *rows);
 
     // Served: the page's cosine is half its own, half the nearest question's.
     let qv = model.embed_query(asked);
