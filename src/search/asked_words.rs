@@ -110,34 +110,28 @@ impl AskedWords {
         out
     }
 
-    /// The IDF-weighted share of the query words `groups` (as
-    /// [`AskedWords::scores`]) that the questions asked of `page` hold, in
-    /// [0, 1]; 0 for a page nobody asked about. A word no question holds
-    /// weighs most, so an off-topic word keeps a page from reading covered.
-    pub fn coverage(&self, groups: &[(&[String], f32)], page: usize) -> f64 {
-        if self.page_len.get(page).is_none_or(|&l| l == 0) {
-            return 0.0;
-        }
-        let (mut held, mut all) = (0.0f64, 0.0f64);
-        for &(terms, weight) in groups {
-            let posts: Vec<&Vec<(u32, u32)>> = terms
-                .iter()
-                .filter_map(|t| self.postings.get(t.as_str()))
-                .collect();
-            let df = posts.iter().map(|p| p.len()).max().unwrap_or(0);
-            let w = f64::from(weight) * f64::from(self.idf(df));
-            all += w;
-            if posts.iter().any(|p| {
-                p.binary_search_by_key(&(page as u32), |&(pg, _)| pg)
-                    .is_ok()
-            }) {
-                held += w;
-            }
-        }
-        if all > 0.0 {
-            held / all
-        } else {
-            0.0
+    /// What [`Coverage::of`] needs of the query words `groups` (as
+    /// [`AskedWords::scores`]), looked up once per query: each word's
+    /// weight and the postings of its terms.
+    pub fn coverage<'a>(&'a self, groups: &[(&[String], f32)]) -> Coverage<'a> {
+        let mut total = 0.0f64;
+        let words = groups
+            .iter()
+            .map(|&(terms, weight)| {
+                let posts: Vec<Postings<'a>> = terms
+                    .iter()
+                    .filter_map(|t| self.postings.get(t.as_str()).map(Vec::as_slice))
+                    .collect();
+                let df = posts.iter().map(|p| p.len()).max().unwrap_or(0);
+                let w = f64::from(weight) * f64::from(self.idf(df));
+                total += w;
+                (w, posts)
+            })
+            .collect();
+        Coverage {
+            words,
+            total,
+            page_len: &self.page_len,
         }
     }
 
@@ -156,6 +150,40 @@ impl AskedWords {
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out
+    }
+}
+
+/// The pages whose questions hold a term, and how often (sorted by page).
+type Postings<'a> = &'a [(u32, u32)];
+
+/// The query's words as [`AskedWords::coverage`] looked them up.
+pub struct Coverage<'a> {
+    /// Each word's weight (its query weight × its IDF over the pages with
+    /// questions) and the postings of its terms.
+    words: Vec<(f64, Vec<Postings<'a>>)>,
+    total: f64,
+    page_len: &'a [u32],
+}
+
+impl Coverage<'_> {
+    /// The IDF-weighted share of the query's words that the questions asked
+    /// of `page` hold, in [0, 1]; 0 for a page nobody asked about. A word
+    /// no question holds weighs most, so an off-topic word keeps a page
+    /// from reading covered.
+    pub fn of(&self, page: usize) -> f64 {
+        if self.total <= 0.0 || self.page_len.get(page).is_none_or(|&l| l == 0) {
+            return 0.0;
+        }
+        let held: f64 = (self.words.iter())
+            .filter(|(_, posts)| {
+                posts.iter().any(|p| {
+                    p.binary_search_by_key(&(page as u32), |&(pg, _)| pg)
+                        .is_ok()
+                })
+            })
+            .map(|(w, _)| w)
+            .sum();
+        held / self.total
     }
 }
 
@@ -188,15 +216,16 @@ mod tests {
         // Coverage: page 0's questions hold "enemies", "drop" and "loot"
         // (all of the query), page 2's only "enemy" (the rarest word
         // missing), page 1's none; a page out of range holds nothing.
-        assert!((w.coverage(&groups, 0) - 1.0).abs() < 1e-9);
-        let c2 = w.coverage(&groups, 2);
-        assert!(c2 > 0.0 && c2 < 0.5, "{c2}");
-        assert_eq!(w.coverage(&groups, 1), 0.0);
-        assert_eq!(w.coverage(&groups, 9), 0.0);
+        let c = w.coverage(&groups);
+        assert!((c.of(0) - 1.0).abs() < 1e-9);
+        assert!(c.of(2) > 0.0 && c.of(2) < 0.5, "{}", c.of(2));
+        assert_eq!(c.of(1), 0.0);
+        assert_eq!(c.of(9), 0.0);
         // A word no question holds weighs more than any word they hold.
         let q = crate::index::query_groups("enemies drop loot sourdough");
         let more: Vec<(&[String], f32)> =
             q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
-        assert!(w.coverage(&more, 0) < 0.75, "{}", w.coverage(&more, 0));
+        let c = w.coverage(&more).of(0);
+        assert!(c < 0.75, "{c}");
     }
 }

@@ -342,7 +342,7 @@ pub struct PageHit {
     /// Cosine of the page's best section to the query (dense retrieval), 0 without.
     pub cosine: f32,
     /// IDF-weighted share of the query the words of the questions asked of
-    /// the page cover (see [`crate::search::asked_words::AskedWords::coverage`]),
+    /// the page cover (see [`crate::search::asked_words::Coverage::of`]),
     /// 0 without.
     pub asked_coverage: f64,
     /// The score shown to agents, in [0, 1]; non-increasing down a result list.
@@ -761,9 +761,15 @@ impl Library {
     /// hold.
     fn cover_by_questions(&self, hits: &mut [PageHit], base: &[TermGroup]) {
         let groups = asked_word_groups(base);
+        // Looked up once per source, then one binary search a word a hit.
+        let mut by_source: HashMap<usize, Option<crate::search::asked_words::Coverage>> =
+            HashMap::new();
         for h in hits {
-            if let Some(w) = &self.sources[h.source].asked_words {
-                h.asked_coverage = self.rank.asked_scores * w.coverage(&groups, h.page);
+            let c = by_source.entry(h.source).or_insert_with(|| {
+                (self.sources[h.source].asked_words.as_ref()).map(|w| w.coverage(&groups))
+            });
+            if let Some(c) = c {
+                h.asked_coverage = self.rank.asked_scores * c.of(h.page);
             }
         }
     }
