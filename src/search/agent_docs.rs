@@ -138,8 +138,9 @@ impl Library {
     /// Show a page that exists in several editions (sources.yaml
     /// `editions`) once, where its best edition ranked: two copies of one
     /// passage would fill two of the agent's few results. The edition shown
-    /// is the best-ranked one; among editions that rank alike (the same
-    /// text), the one the query names, else the newest.
+    /// is the best-ranked one; among editions that rank alike or match the
+    /// query's words alike (the same text), the one the query names, else
+    /// the newest.
     fn one_edition_per_page(&self, hits: &mut Vec<super::rank::PageHit>, query: &str) {
         let mut slot: std::collections::HashMap<(usize, String), (usize, String)> =
             Default::default();
@@ -169,7 +170,13 @@ impl Library {
                 Some((k, shown)) => {
                     let kept = &mut out[*k];
                     let named = |e: &str| query.contains(e);
-                    let alike = h.rank >= kept.rank * (1.0 - 1e-9);
+                    // Alike: ranked the same, or matched by the same words
+                    // as much (the same text; their vectors, links and the
+                    // questions asked of each differ, so ranks may not).
+                    let (a, b) = (kept.best(), h.best());
+                    let same_words = a.coverage == b.coverage
+                        && (a.bm25 - b.bm25).abs() <= 1e-3 * a.bm25.abs().max(b.bm25.abs());
+                    let alike = h.rank >= kept.rank * (1.0 - 1e-9) || same_words;
                     let better =
                         (named(&edition), edition.as_str()) > (named(shown), shown.as_str());
                     if alike && better {
@@ -250,5 +257,51 @@ mod tests {
         let mut got = search(&lib, "tools result isError in 2025-11-25");
         got.sort();
         assert_eq!(got, [guide, only_old, old]);
+
+        // The older edition ranked higher by what is not its words (its
+        // vector, its links, the questions asked of it): the same words
+        // matched as much, so the newer one is shown, in its place. Matched
+        // by other words, the better-ranked edition stays.
+        let hit = |page: usize, rank: f64, bm25: f32| super::super::rank::PageHit {
+            source: 0,
+            page,
+            sections: vec![super::super::rank::Scored {
+                source: 0,
+                section: page,
+                bm25,
+                coverage: 0.8,
+                mask: 1,
+                partial: 0,
+                rank_score: rank,
+            }],
+            coverage: 0.8,
+            rank,
+            cosine: 0.0,
+            asked_coverage: 0.0,
+            score: 0.7,
+        };
+        let shown = |hits: Vec<super::super::rank::PageHit>, q: &str| {
+            let mut hits = hits;
+            lib.one_edition_per_page(&mut hits, q);
+            hits.iter()
+                .map(|h| (urls[h.page], h.score))
+                .collect::<Vec<_>>()
+        };
+        let (o, n) = (1, 3);
+        assert_eq!(
+            shown(
+                vec![hit(o, 0.9, 5.0), hit(0, 0.5, 2.0), hit(n, 0.4, 5.0)],
+                "q"
+            ),
+            [(new, 0.7), (guide, 0.7)]
+        );
+        assert_eq!(
+            shown(vec![hit(o, 0.9, 5.0), hit(n, 0.4, 5.0)], "q 2025-11-25"),
+            [(old, 0.7)]
+        );
+        assert_eq!(
+            shown(vec![hit(o, 0.9, 5.0), hit(n, 0.4, 3.0)], "q"),
+            [(old, 0.7)]
+        );
     }
 }
