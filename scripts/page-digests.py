@@ -78,24 +78,8 @@ def main():
     out = {}
     for src in ["godot", "claude-code", "codex", "cursor", "mcp"]:
         d = sorted(glob.glob(f"{snaps}/{src}/*/*/"))[-1]
-        heads = {}
-        for line in open(d + "sections.jsonl"):
-            s = json.loads(line)
-            if s.get("part", 0) != 0 or len(s["heading_path"]) < 2:
-                continue
-            h = heads.setdefault(s["url"], [])
-            if s["heading_path"][-1] not in h:
-                h.append(s["heading_path"][-1])
-        pages = []
-        for line in open(d + "pages.jsonl"):
-            p = json.loads(line)
-            md = re.sub(r"\s+", " ", p["markdown"])[:450]
-            hs = [h[:60] for h in heads.get(p["url"], [])][:45]
-            pages.append(
-                f"URL: {p['url']}\nTITLE: {p['title']}\n"
-                f"DESCRIPTION: {(p.get('description') or '')[:300]}\n"
-                f"HEADINGS: {' | '.join(hs)}\nOPENING: {md}\n"
-            )
+        pages, heads = read_artifact(d)
+        pages = [f"URL: {p['url']}\n" + digest(p, heads) for p in pages]
         out[src] = pages
     godot = out["godot"]
     agent = out["claude-code"] + out["codex"] + out["cursor"] + out["mcp"]

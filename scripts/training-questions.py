@@ -15,8 +15,12 @@ is dropped too: it teaches nothing new, and when the set is split in
 folds (`scripts/training-folds.py`) the repeat on the other side would
 make the crosswise measure read better. Written sorted by URL, then
 question.
+
+With --digests DIR, a question about the first URL of one of DIR's
+digest blocks (`scripts/page-digests.py --leapview`) is asked of every URL
+the block lists: each version that has the page.
 """
-import argparse, json, re
+import argparse, glob, json, os, re
 
 
 def words(s):
@@ -33,7 +37,15 @@ def main():
     ap.add_argument("out")
     ap.add_argument("writers", nargs="+")
     ap.add_argument("--not-like", nargs="+", default=[], metavar="EVAL")
+    ap.add_argument("--digests", metavar="DIR")
     a = ap.parse_args()
+    also = {}
+    if a.digests:
+        for path in sorted(glob.glob(os.path.join(a.digests, "digest-*.txt"))):
+            for block in open(path).read().split("\n\n"):
+                urls = [l[5:] for l in block.splitlines() if l.startswith("URL: ")]
+                if urls:
+                    also[urls[0]] = urls
     held = []
     for f in a.not_like:
         for line in open(f):
@@ -53,12 +65,13 @@ def main():
             if alike(w, held):
                 dropped += 1
                 continue
-            page = by_page.setdefault(t["url"], [])
-            if alike(w, page):
-                repeats += 1
-                continue
-            page.append(w)
-            kept.append({"query": t["query"].strip(), "url": t["url"]})
+            for url in also.get(t["url"], [t["url"]]):
+                page = by_page.setdefault(url, [])
+                if alike(w, page):
+                    repeats += 1
+                    continue
+                page.append(w)
+                kept.append({"query": t["query"].strip(), "url": url})
     kept.sort(key=lambda t: (t["url"], t["query"]))
     with open(a.out, "w") as f:
         for t in kept:
