@@ -146,21 +146,10 @@ pub fn meta(
     }
 }
 
-/// Checks what an artifact's asked files hold against the artifact: as many
-/// rows as pages listed, every page one of its `pages`, rows of `dims`.
-pub fn check(
-    path: &Path,
-    meta: &AskedMeta,
-    vectors: &super::store::VectorStore,
-    pages: usize,
-    dims: usize,
-) -> Result<(), EmbedError> {
-    check_rows(path, meta.pages.len(), vectors, dims)?;
-    check_meta(path, meta, pages)
-}
-
 /// Checks an artifact's [`ASKED_VECTORS`] (`path`) against its questions,
 /// once [`check_meta`] has passed them: one row of `dims` per question.
+/// The server checks the two apart: it reads the meta when the artifact
+/// opens (for the questions' words) and the rows when a model attaches.
 pub fn check_rows(
     path: &Path,
     questions: usize,
@@ -231,6 +220,20 @@ pub fn nearest_per_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the server checks of an artifact's asked files, meta and rows
+    /// together: as many rows as questions, every page one of `pages`,
+    /// rows of `dims`.
+    fn check(
+        path: &Path,
+        meta: &AskedMeta,
+        vectors: &super::super::store::VectorStore,
+        pages: usize,
+        dims: usize,
+    ) -> Result<(), EmbedError> {
+        check_rows(path, meta.pages.len(), vectors, dims)?;
+        check_meta(path, meta, pages)
+    }
 
     #[test]
     fn questions_are_kept_for_the_sources_pages_only() {

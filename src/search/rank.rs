@@ -1367,9 +1367,10 @@ pub fn sort_hits(hits: &mut [PageHit], key: impl Fn(&PageHit) -> f64) {
 /// Give every hit its shown score: the calibrated coverage of its best unit
 /// (or, where higher, of the questions asked of its page) or, with
 /// `meaning` (page vectors were fused), its page's cosine to the question
-/// where that is higher; never above the score of the hit ranked before it. An agent reading the list top-down thus never sees a
-/// lower-ranked hit claim more confidence, and the first hit's score keeps
-/// its meaning (under 0.5: probably not covered).
+/// where that is higher; never above the score of the hit ranked before
+/// it. An agent reading the list top-down thus never sees a lower-ranked
+/// hit claim more confidence, and the first hit's score keeps its meaning
+/// (under 0.5: probably not covered).
 ///
 /// Why the cosine: coverage counts the question's own words, so a question
 /// in a user's words that the ranking answers right scored "not covered"

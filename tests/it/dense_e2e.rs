@@ -354,7 +354,7 @@ fn a_query_adapter_is_copied_checked_and_applied() {
     let adapter = QueryAdapter::new(dims, w, &info.vectors_sha256);
     let cfg_dir = tmp.path().join("cfg");
     let cfg = leapview_config(&cfg_dir, "query_adapter: adapter.safetensors");
-    let build = |extra: &[&str]| build_leapview(&cfg, &snaps, &teacher, &mirror.url, extra);
+    let build = |extra: &[&str]| build_leapview(&cfg, &snaps, Some(&teacher), &mirror.url, extra);
 
     // Named but missing: the build fails and names the file.
     let (code, _, err) = build(&[]);
@@ -495,7 +495,7 @@ fn questions_asked_of_pages_are_embedded_kept_and_used() {
     let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
     let cfg_dir = tmp.path().join("cfg");
     let cfg = leapview_config(&cfg_dir, "asked: asked.jsonl");
-    let build = || build_leapview(&cfg, &snaps, &teacher, &mirror.url, &[]);
+    let build = || build_leapview(&cfg, &snaps, Some(&teacher), &mirror.url, &[]);
 
     // Named but missing: the build fails and names the file.
     let (code, _, err) = build();
@@ -670,21 +670,7 @@ fn without_a_model_the_questions_texts_are_kept_and_ranked() {
     let cfg = leapview_config(&cfg_dir, "asked: asked.jsonl");
     let questions = cfg_dir.join("asked.jsonl");
     let build = || {
-        let args = [
-            "--config",
-            cfg.to_str().unwrap(),
-            "build",
-            "--mirror",
-            &mirror.url,
-            "--out",
-            snaps.to_str().unwrap(),
-            "--rate",
-            "0",
-            "--source",
-            "leapview",
-        ];
-        let (code, _, err) =
-            run_docsnap_env(&args, &[("DOCSNAP_NO_DEFAULT_MODEL".into(), "1".into())]);
+        let (code, _, err) = build_leapview(&cfg, &snaps, None, &mirror.url, &[]);
         assert_eq!(code, 0, "{err}");
     };
     ask_elsewhere(&questions);
@@ -785,16 +771,20 @@ fn leapview_config(dir: &std::path::Path, line: &str) -> std::path::PathBuf {
     cfg
 }
 
-/// `docsnap build` of leapview alone with the model through the mirror;
-/// exit code, stdout, stderr (with info logs: the build's timings).
+/// `docsnap build` of leapview alone through the mirror, with the model
+/// `teacher` or without any (the default model turned off); exit code,
+/// stdout, stderr (with info logs: the build's timings).
 fn build_leapview(
     cfg: &std::path::Path,
     snaps: &std::path::Path,
-    teacher: &std::path::Path,
+    teacher: Option<&std::path::Path>,
     mirror: &str,
     extra: &[&str],
 ) -> (i32, String, String) {
-    let mut args = vec!["--model", teacher.to_str().unwrap()];
+    let mut args = match teacher {
+        Some(t) => vec!["--model", t.to_str().unwrap()],
+        None => vec!["--no-default-model"],
+    };
     args.extend(["--config", cfg.to_str().unwrap(), "build"]);
     args.extend([
         "--mirror",
