@@ -987,6 +987,7 @@ impl Library {
         let mut page_cos: HashMap<(usize, usize), f32> = HashMap::new();
         let mut by_page = false;
         let mut asked_words: HashMap<(usize, usize), f32> = HashMap::new();
+        let groups = asked_word_groups(base);
         // The question as each adapter moved it, by the adapter file's
         // sha256: the agent-docs sources share one adapter.
         let mut moved: Vec<(&str, Vec<f32>)> = Vec::new();
@@ -1046,7 +1047,7 @@ impl Library {
             // join, whatever their cosine (`search::asked_words`).
             let mut joined = std::collections::HashSet::new();
             if let (Some(w), true) = (&src.asked_words, all && levers.asked_words > 0.0) {
-                for (n, (page, s)) in w.ranked(&asked_word_groups(base)).into_iter().enumerate() {
+                for (n, (page, s)) in w.ranked(&groups).into_iter().enumerate() {
                     asked_words.insert((si, page), s);
                     if n < ASKED_WORDS_CANDIDATES {
                         joined.insert(page);
