@@ -2,7 +2,8 @@
 //! BENCHMARKS.md that the defaults of [`RankConfig`] are argued from.
 //!
 //! Runs every query of `DOCSNAP_QUERIES` (default
-//! `../shared/eval/dev-queries.jsonl`) in process through the same tool calls
+//! `../shared/eval/dev-queries.jsonl`; several files, comma-separated, pool
+//! into one sample) in process through the same tool calls
 //! the server answers, over the artifacts in `DOCSNAP_ARTIFACTS` (default
 //! `snapshots`), with the model of `DOCSNAP_MODEL` when set. Scoring follows
 //! `mcp_eval.py`: page-level, hit@5 and MRR@10 per family and for the hard
@@ -63,8 +64,16 @@ fn main() {
     for w in warnings {
         eprintln!("warning: {w}");
     }
-    let qs: Vec<Query> = std::fs::read_to_string(&queries)
-        .unwrap_or_else(|e| panic!("{queries}: {e}"))
+    // Several files, comma-separated, are one pooled sample (the set levers
+    // are chosen on: ARCHITECTURE.md, `benches/`); a question id twice is
+    // refused, so no question counts double.
+    let text: String = queries
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}")) + "\n")
+        .collect();
+    let qs: Vec<Query> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -87,6 +96,10 @@ fn main() {
             }
         })
         .collect();
+    let mut ids = std::collections::HashSet::new();
+    if let Some(q) = qs.iter().find(|q| !ids.insert(q.id.as_str())) {
+        panic!("{queries}: question id {} appears twice", q.id);
+    }
     let reg = ToolRegistry::new(ToolFamily::ALL);
     let shipped = RankConfig::default();
     let lexical = RankConfig {
