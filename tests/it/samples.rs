@@ -67,6 +67,7 @@ fn the_samples_expect_pages_the_mirror_holds() {
     assert_eq!(check_sample("benches/blind5-queries.jsonl"), 110);
     assert_eq!(check_sample("benches/blind6-queries.jsonl"), 140);
     assert_eq!(check_sample("benches/blind7-queries.jsonl"), 128);
+    assert_eq!(check_sample("benches/blind8-queries.jsonl"), 120);
     assert_eq!(check_sample("benches/offtopic-queries.jsonl"), 150);
 }
 
