@@ -18,9 +18,9 @@ them leave the product to the ranking). The list is dealt into WRITERS
 files OUT_DIR/pages-N.jsonl, one `{"id", "family", "tool", "url",
 "product", "style", "product_arg"}` a line.
 """
-import argparse, glob, json, os, random, re
+import argparse, json, os, random
 
-import yaml
+import snapshot_dirs
 
 TOOLS = {"godot": "search_godot_docs", "agent-docs": "search_docs", "leapview": "docs_search"}
 AGENT = ["claude-code", "codex", "cursor", "mcp"]
@@ -28,10 +28,7 @@ AGENT = ["claude-code", "codex", "cursor", "mcp"]
 
 def newest(snaps, source):
     """Pages of the newest artifact of `source` (its newest version)."""
-    dirs = sorted(glob.glob(f"{snaps}/{source}/*/"), key=lambda v: [
-        int(x) if x.isdigit() else x for x in re.split(r"[.]", v.rstrip("/").split("/")[-1])
-    ])
-    d = sorted(glob.glob(dirs[-1] + "*/"))[-1]
+    d = snapshot_dirs.newest_artifact(snapshot_dirs.versions(snaps, source)[-1])
     return [json.loads(line)["url"] for line in open(d + "pages.jsonl")]
 
 
@@ -52,8 +49,7 @@ def main():
         for line in open(f):
             if line.strip():
                 taken.update(u.split("#")[0] for u in json.loads(line).get("expect", []))
-    editions = {s["id"]: re.compile(s["editions"])
-                for s in yaml.safe_load(open("sources.yaml"))["sources"] if s.get("editions")}
+    editions = snapshot_dirs.edition_patterns()
 
     def pages(source):
         urls = newest(a.snapshots, source)

@@ -28,7 +28,9 @@ same product just above the answer), and a question written from one page
 alone seldom says what sets it apart from the other. The same page in two
 editions (sources.yaml `editions`) is not a pair.
 """
-import glob, json, os, re, sys
+import json, os, re, sys
+
+import snapshot_dirs
 
 
 def digest(p, heads):
@@ -58,11 +60,8 @@ def read_artifact(d):
 def leapview(snaps, out_dir, writers):
     """Digests of LeapView's page paths, newest version's text first."""
     by_path = {}
-    versions = sorted(glob.glob(f"{snaps}/leapview/*/"), key=lambda v: [
-        int(x) if x.isdigit() else x for x in re.split(r"[.]", v.rstrip("/").split("/")[-1])
-    ])
-    for v in reversed(versions):
-        pages, heads = read_artifact(sorted(glob.glob(v + "*/"))[-1])
+    for v in reversed(snapshot_dirs.versions(snaps, "leapview")):
+        pages, heads = read_artifact(snapshot_dirs.newest_artifact(v))
         for p in pages:
             path = re.sub(r"^https?://[^/]+/[^/]+/", "", p["url"])
             entry = by_path.setdefault(path, {"urls": [], "text": digest(p, heads)})
@@ -90,23 +89,13 @@ def page_vectors(d):
     return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
 
 
-def edition_patterns(config):
-    """Each source's `editions` pattern in sources.yaml, by source id."""
-    import yaml
-    out = {}
-    for s in yaml.safe_load(open(config)).get("sources", []):
-        if s.get("editions"):
-            out[s["id"]] = re.compile(s["editions"])
-    return out
-
-
 def siblings(snaps, out_dir, writers, per_source):
     """Digests of page pairs that are each other's near neighbours."""
     import numpy as np
-    editions = edition_patterns("sources.yaml")
+    editions = snapshot_dirs.edition_patterns()
     blocks = []
     for src in ["godot", "claude-code", "codex", "cursor", "mcp"]:
-        d = sorted(glob.glob(f"{snaps}/{src}/*/*/"))[-1]
+        d = snapshot_dirs.newest_artifact(snapshot_dirs.versions(snaps, src)[-1])
         pages, heads = read_artifact(d)
         v = page_vectors(d)
         if len(v) != len(pages):
@@ -152,7 +141,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     out = {}
     for src in ["godot", "claude-code", "codex", "cursor", "mcp"]:
-        d = sorted(glob.glob(f"{snaps}/{src}/*/*/"))[-1]
+        d = snapshot_dirs.newest_artifact(snapshot_dirs.versions(snaps, src)[-1])
         pages, heads = read_artifact(d)
         pages = [f"URL: {p['url']}\n" + digest(p, heads) for p in pages]
         out[src] = pages
