@@ -574,7 +574,6 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "tutorials_first" => c.tutorials_first = f() as usize,
         "tutorials_within" => c.tutorials_within = f(),
         "named_product_boost" => c.named_product_boost = f(),
-        "named_product_yields" => c.named_product_yields = f() as usize,
         "other_area" => c.other_area = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),

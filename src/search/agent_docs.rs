@@ -22,15 +22,10 @@ pub fn named_products(query: &str) -> Vec<&'static str> {
         .iter()
         .copied()
         .filter(|p| {
-            let first = naming_word(p);
+            let first = p.split('-').next().unwrap_or(p);
             words.iter().any(|w| w == p || w == first)
         })
         .collect()
-}
-
-/// The word of a query that names `product` (see [`named_products`]).
-fn naming_word(product: &str) -> &str {
-    product.split('-').next().unwrap_or(product)
 }
 
 /// Other matching headings listed per passage.
@@ -71,13 +66,10 @@ impl Library {
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
         let named = named_products(&args.query);
-        // Decided on the first part ranked and kept for the deeper one, so
-        // that both parts are ordered alike.
-        let boosted: std::cell::RefCell<Option<Vec<&str>>> = Default::default();
-        let boost = |h: &super::rank::PageHit, boosted: &[&str]| {
+        let boost = |h: &super::rank::PageHit| {
             let p = self.sources[h.source].manifest.product.as_str();
             h.rank
-                * if boosted.contains(&p) {
+                * if named.contains(&p) {
                     self.rank.named_product_boost
                 } else {
                     1.0
@@ -93,22 +85,9 @@ impl Library {
             super::types::DEFAULT_LIMIT as usize * 2,
             self.rank.agent_docs,
             |part| {
-                if args.product.is_some() || named.is_empty() {
-                    return;
+                if args.product.is_none() && !named.is_empty() {
+                    super::rank::sort_hits(part, boost);
                 }
-                let mut boosted = boosted.borrow_mut();
-                let boosted = boosted.get_or_insert_with(|| {
-                    named
-                        .iter()
-                        .copied()
-                        .filter(|p| {
-                            !part
-                                .first()
-                                .is_some_and(|top| self.uses_product_word(top, p, &named))
-                        })
-                        .collect()
-                });
-                super::rank::sort_hits(part, |h| boost(h, boosted));
             },
         )?;
         self.one_edition_per_page(&mut hits, &args.query);
@@ -154,31 +133,6 @@ impl Library {
             passages,
             index_snapshot,
         })
-    }
-
-    /// Whether `hit`, a page of a product the query does not name, itself
-    /// uses the word that names `product` (at least
-    /// `RankConfig::named_product_yields` times in the sections that
-    /// matched): then the query's word is more likely that page's term
-    /// than the product's name.
-    fn uses_product_word(&self, hit: &super::rank::PageHit, product: &str, named: &[&str]) -> bool {
-        let at_least = self.rank.named_product_yields;
-        let source = &self.sources[hit.source];
-        if at_least == 0 || named.contains(&source.manifest.product.as_str()) {
-            return false;
-        }
-        let word = naming_word(product);
-        let uses: usize = hit
-            .sections
-            .iter()
-            .map(|s| {
-                crate::util::lower_words(&source.sections[s.section].text)
-                    .iter()
-                    .filter(|w| *w == word)
-                    .count()
-            })
-            .sum();
-        uses >= at_least
     }
 
     /// Show a page that exists in several editions (sources.yaml
@@ -253,82 +207,6 @@ mod tests {
             ["claude-code", "mcp"]
         );
         assert!(named_products("plain question").is_empty());
-    }
-
-    /// A product's name that is another product's term (MCP's pagination
-    /// cursor) does not lift the product's pages above the page that uses
-    /// it as a term; a page that only mentions the name does not make it a
-    /// term, and the query's product is lifted as before.
-    #[test]
-    fn a_product_name_used_as_a_term_yields() {
-        use crate::model::testing::page;
-        use crate::model::{Section, ToolSet};
-        let sec = |url: &str, title: &str, text: &str| Section {
-            url: url.into(),
-            anchor: String::new(),
-            heading_path: vec![title.into()],
-            level: 1,
-            text: text.into(),
-            ordinal: 0,
-            part: 0,
-        };
-        let source = |product: &str, url: &str, title: &str, text: &str| {
-            let mut lib =
-                crate::search::test_library(vec![page(url, title)], vec![sec(url, title, text)]);
-            let mut s = lib.sources.remove(0);
-            s.manifest.product = product.into();
-            s.manifest.source = product.into();
-            s.manifest.tools = Some(ToolSet::AgentDocs);
-            s
-        };
-        let pagination = "https://m.example/pagination";
-        let agents = "https://c.example/agents";
-        let library = |pagination_text: &str| {
-            let mut lib = crate::search::test_library(Vec::new(), Vec::new());
-            // A boost that always decides, so that only yielding can undo it.
-            lib.rank.named_product_boost = 100.0;
-            lib.sources = vec![
-                source("mcp", pagination, "Pagination", pagination_text),
-                source(
-                    "cursor",
-                    agents,
-                    "Agents",
-                    "List agents a page at a time: pass the opaque param of a list \
-                     result to get the next page of the list.",
-                ),
-            ];
-            lib
-        };
-        let first = |lib: &Library, q: &str| {
-            let args = SearchDocsArgs {
-                query: q.into(),
-                limit: 5,
-                product: None,
-                response_format: Default::default(),
-            };
-            lib.search_docs(&args).unwrap().passages[0].url.clone()
-        };
-        let q = "opaque cursor param for the next page of a list";
-        let mut lib = library(
-            "A list result holds a nextCursor: an opaque cursor. Pass the cursor back \
-             as the cursor param to get the next page. A cursor is opaque: clients \
-             must not parse a cursor or keep a cursor across sessions.",
-        );
-        assert_eq!(first(&lib, q), pagination);
-        lib.rank.named_product_yields = 0;
-        assert_eq!(
-            first(&lib, q),
-            agents,
-            "without yielding, the boost lifts Cursor"
-        );
-        // Mentioned once, the name is still the product's.
-        let mut lib = library(
-            "A list result holds a nextCursor: an opaque token. Pass it back as the \
-             param to get the next page of the list. Cursor keeps it opaque.",
-        );
-        assert_eq!(first(&lib, q), agents);
-        lib.rank.named_product_boost = 1.0;
-        assert_eq!(first(&lib, q), pagination, "the boost decides here");
     }
 
     /// A page in two editions is one passage: the newer edition when they

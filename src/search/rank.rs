@@ -117,12 +117,6 @@ pub struct RankConfig {
     /// `search_docs`: rank factor for pages of a product the query names
     /// ("undo changes the Cursor agent made" is about Cursor).
     pub named_product_boost: f64,
-    /// `search_docs`: the boost yields where the best page, of a product
-    /// the query does not name, itself uses the word that names a product
-    /// at least this often in its matching sections ("opaque cursor param
-    /// for tools/list" asks about MCP's pagination cursor, not Cursor; a
-    /// page that mentions Claude once does not make "claude" a term). 0: never.
-    pub named_product_yields: usize,
     /// Rank factor of a page in one of its source's `areas` (see
     /// [`crate::model::Area`]) that the query does not name (1: no change).
     pub other_area: f64,
@@ -259,7 +253,6 @@ impl Default for RankConfig {
             tutorials_first: 2,
             tutorials_within: 0.9,
             named_product_boost: 3.0,
-            named_product_yields: 5,
             // BENCHMARKS.md, session 42: dev agent-docs MRR@10 0.936 ->
             // 0.943, the team's 0.753 -> 0.782, the blind sample unchanged;
             // 0.5-0.7 move the same questions (one more place, by one).
