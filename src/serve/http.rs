@@ -8,7 +8,9 @@
 //! the bearer token when one is set (else 401). `/healthz` needs no token: it
 //! shows only which snapshots are loaded. `/metrics` (Prometheus text) is off
 //! the MCP path but under the same token, since per-tool traffic is not for
-//! everyone who can reach the port.
+//! everyone who can reach the port. A body that is not one JSON-RPC
+//! message is answered 400 with JSON-RPC's own error (`serve::frames`), not
+//! the library's 415.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -140,8 +142,10 @@ pub fn router(lib: LibraryHandle, opts: &HttpOptions) -> Router {
     let health = Router::new()
         .route("/healthz", get(healthz))
         .with_state(Arc::new(Health { lib, tools }));
+    let limit = opts.max_body_bytes;
     Router::new()
         .route_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(limit, check_message))
         .merge(scrape)
         .layer(middleware::from_fn_with_state(guard.clone(), require_token))
         .merge(health)
@@ -234,6 +238,52 @@ async fn require_token(State(guard): State<Arc<Guard>>, req: Request, next: Next
         }
     }
     next.run(req).await
+}
+
+/// A JSON POST to `/mcp` whose body is not one JSON-RPC message gets 400
+/// and the error response of [`super::frames::reject`]; a body over the
+/// limit 413, as the library would. Everything else goes on unchanged.
+async fn check_message(State(limit): State<usize>, req: Request, next: Next) -> Response {
+    let json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if req.method() != axum::http::Method::POST || !json {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        // The body's length limit is the one failure a client can mend by
+        // sending less (its message is http-body-util's, the limit's type is
+        // not exported through axum); any other is a body cut off.
+        Err(e) if e.to_string().contains("length limit") => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("request body over {limit} bytes"),
+            )
+        }
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("request body could not be read: {e}"),
+            )
+        }
+    };
+    if let Some(answer) = super::frames::reject(&bytes) {
+        tracing::warn!(
+            "http: answered a body that is not a JSON-RPC message: {}",
+            answer["error"]["message"]
+        );
+        return (StatusCode::BAD_REQUEST, Json(answer)).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 struct Health {

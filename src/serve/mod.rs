@@ -11,6 +11,7 @@
 //! the field: MCP clients show those to the model, which can correct the call,
 //! while protocol errors usually reach it only as an opaque failure.
 
+pub mod frames;
 pub mod http;
 pub mod metrics;
 pub mod reload;
@@ -173,8 +174,13 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    // Lines that are not JSON-RPC messages are answered before rmcp, which
+    // would skip them in silence (`frames`).
+    let (reader, writer, written) = frames::gate(reader, writer);
     let running = server.serve((reader, writer)).await?;
     running.waiting().await?;
+    // Every answer on its way out before the stream is let go.
+    let _ = written.await;
     Ok(())
 }
 

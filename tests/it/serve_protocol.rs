@@ -656,6 +656,79 @@ async fn http_without_token_is_open_on_loopback() {
     assert_eq!(resp.status(), 404);
 }
 
+/// A line that is not JSON, or JSON that is not a message, is answered with
+/// JSON-RPC's error (rmcp alone would skip the first in silence and leave
+/// the client waiting), and the stream goes on.
+#[tokio::test]
+async fn stdio_answers_lines_that_are_not_messages() {
+    let mut c = Client::start(handle()).await;
+    for (line, code, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":"#,
+            -32700,
+            Value::Null,
+        ),
+        ("[]", -32600, Value::Null),
+        (r#"{"jsonrpc":"2.0","id":42}"#, -32600, json!(42)),
+    ] {
+        c.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        c.write.flush().await.unwrap();
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(20), c.lines.next_line())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .expect("server still open");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], json!(code), "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+    }
+    let pong = c.request("ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}), "{pong}");
+}
+
+/// Over HTTP the same bodies get 400 and the same errors, not the
+/// library's 415; a JSON body past the limit still gets 413.
+#[tokio::test]
+async fn http_answers_bodies_that_are_not_messages() {
+    let h = Http::start(HttpOptions {
+        max_body_bytes: 64 * 1024,
+        ..HttpOptions::default()
+    })
+    .await;
+    let post = |body: String| {
+        h.client
+            .post(format!("{}/mcp", h.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+    };
+    for (body, code, id) in [
+        ("garbage".to_string(), -32700, Value::Null),
+        ("[1]".to_string(), -32600, Value::Null),
+        (
+            r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#.to_string(),
+            -32600,
+            json!("a"),
+        ),
+    ] {
+        let resp = post(body.clone()).await.unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let answer: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+        assert_eq!(answer["error"]["code"], json!(code), "{body}: {answer}");
+        assert_eq!(answer["id"], id, "{body}: {answer}");
+    }
+    let resp = post(format!("{{\"pad\": \"{}\"}}", "x".repeat(70_000)))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    let resp = post(init_body().to_string()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
 /// The value of the sample line that starts with `series` in a scrape.
 fn sample(text: &str, series: &str) -> f64 {
     text.lines()
