@@ -6,10 +6,12 @@
 //! message with `415 Unsupported Media Type`, which blames the content type
 //! of a body that was JSON all along. A client that sent a damaged line
 //! waits for an answer that never comes, and one told 415 looks for the
-//! fault in its headers. JSON-RPC 2.0 has an answer for each: `-32700`
-//! (parse error) for what is not JSON, `-32600` (invalid request) for JSON
-//! that is not a message, with the request's `id` where one can be read and
-//! `null` where not.
+//! fault in its headers. A request whose params rmcp cannot read is
+//! answered "method not found", or "invalid request" without its id. JSON-RPC
+//! 2.0 has an answer for each: `-32700` (parse error) for what is not JSON,
+//! `-32600` (invalid request) for JSON that is not a message, `-32602`
+//! (invalid params) for params that do not fit, with the request's `id`
+//! where one can be read and `null` where not.
 //!
 //! [`gate`] stands between a byte stream and rmcp: whole lines that are
 //! messages pass through untouched, the rest are answered here and logged.
@@ -74,7 +76,57 @@ pub fn reject(bytes: &[u8]) -> Option<Value> {
             id,
         ));
     }
+    // A request's params rmcp cannot read: it answers "method not found"
+    // naming the method, or an invalid request without the id, which leaves
+    // the client waiting for it. Notifications get no answer either way.
+    if let (true, Some(id)) = (request, id) {
+        if let Some(why) = params_problem(msg) {
+            return Some(response(
+                INVALID_PARAMS,
+                format!("invalid params: {why}"),
+                Some(id),
+            ));
+        }
+    }
     None
+}
+
+/// JSON-RPC 2.0's invalid params.
+const INVALID_PARAMS: i64 = -32602;
+
+/// What is wrong with a request's `params`, for the methods whose params
+/// MCP fixes and this server answers; `None` when nothing is.
+fn params_problem(msg: &serde_json::Map<String, Value>) -> Option<String> {
+    let params = match msg.get("params") {
+        None => None,
+        Some(Value::Object(p)) => Some(p),
+        Some(_) => return Some("\"params\" must be an object".into()),
+    };
+    let field = |name: &str| params.and_then(|p| p.get(name));
+    let need = |name: &str, ok: fn(&Value) -> bool, what: &str| -> Option<String> {
+        match field(name) {
+            Some(v) if ok(v) => None,
+            Some(_) => Some(format!("params.{name} must be {what}")),
+            None => Some(format!("params.{name} is required ({what})")),
+        }
+    };
+    match msg.get("method").and_then(Value::as_str) {
+        Some("tools/call") => need("name", Value::is_string, "a tool's name").or_else(|| {
+            field("arguments")
+                .filter(|a| !a.is_object() && !a.is_null())
+                .map(|_| "params.arguments must be an object".to_string())
+        }),
+        Some("initialize") => need("protocolVersion", Value::is_string, "a string")
+            .or_else(|| need("capabilities", Value::is_object, "an object"))
+            .or_else(|| {
+                need(
+                    "clientInfo",
+                    Value::is_object,
+                    "an object with name and version",
+                )
+            }),
+        _ => None,
+    }
 }
 
 /// A JSON-RPC error response.
@@ -197,7 +249,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut answered: mpsc::UnboundedReceiver<Vec<u8>>,
     mut writer: W,
 ) {
-    let mut server = BufReader::new(from_server);
+    let mut server = BufReader::with_capacity(64 * 1024, from_server);
     let mut line = Vec::new();
     let (mut server_open, mut answers_open) = (true, true);
     while server_open || answers_open {
@@ -238,6 +290,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_docs"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":5}}"#,
+            // A notification gets no answer, even with params it cannot use.
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}"#,
         ] {
             assert_eq!(reject(ok.as_bytes()), None, "{ok}");
         }
@@ -260,6 +316,26 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":[1],"method":5}"#,
                 INVALID_REQUEST,
                 Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"ping","params":[1]}"#,
+                INVALID_PARAMS,
+                json!(8),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#,
+                INVALID_PARAMS,
+                json!(2),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","arguments":"q"}}"#,
+                INVALID_PARAMS,
+                json!(3),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#,
+                INVALID_PARAMS,
+                json!("i"),
             ),
         ];
         for (text, code, id) in cases {
