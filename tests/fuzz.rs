@@ -1947,8 +1947,9 @@ fn jsonrpc_line(reg: &ToolRegistry) -> BoxedStrategy<String> {
 }
 
 /// The MCP server over an in-memory stream: after the handshake, random
-/// lines, then a ping. The server answers only JSON, answers the ping or
-/// closes the stream, and its task ends without panicking when the client hangs up.
+/// lines, then a ping. The server answers only JSON, answers the ping and
+/// every request whose id a client can match (or closes the stream), and its
+/// task ends without panicking when the client hangs up.
 #[test]
 fn jsonrpc_stream() {
     use docsnap::serve::{serve_io, DocsServer};
@@ -1984,17 +1985,32 @@ fn jsonrpc_stream() {
                     let _ = write.write_all(format!("{line}\n").as_bytes()).await;
                 }
                 let _ = write.flush().await;
+                // Every request with an id a client can match (a string or an
+                // integer) is answered with it, whatever else is wrong with it.
+                let mut unanswered: std::collections::HashSet<String> = sent[2..]
+                    .iter()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .filter(|m| m.get("method").is_some())
+                    .filter_map(|m| m.get("id").filter(|i| i.is_string() || i.is_i64() || i.is_u64()).map(Value::to_string))
+                    .collect();
                 let t = Instant::now();
+                let mut pinged = false;
                 loop {
                     let next = tokio::time::timeout(hang_wait(), answers.next_line()).await;
-                    prop_assert!(next.is_ok(), "no answer to the ping within {:?} (hang guard)", hang_wait());
+                    prop_assert!(next.is_ok(), "no answer within {:?} (hang guard)", hang_wait());
                     let Ok(Some(line)) = next.unwrap() else { break };
                     let msg: Result<Value, _> = serde_json::from_str(&line);
                     prop_assert!(msg.is_ok(), "the server wrote a line that is not JSON: {line:?}");
-                    if msg.unwrap()["id"] == json!("last-ping") {
+                    let msg = msg.unwrap();
+                    unanswered.remove(&msg["id"].to_string());
+                    // Tool calls run on blocking threads: their answers may
+                    // come after the ping's.
+                    pinged |= msg["id"] == json!("last-ping");
+                    if pinged && unanswered.is_empty() {
                         break;
                     }
                 }
+                prop_assert!(unanswered.is_empty(), "requests never answered: {unanswered:?}");
                 drop(write);
                 drop(answers);
                 let done = tokio::time::timeout(hang_wait(), server).await;
