@@ -811,19 +811,17 @@ fn normalize_member(s: &str) -> String {
     t.trim().to_lowercase()
 }
 
-/// Up to five names closest to `want`: shared prefix/substring first, then
-/// small edit distance.
+/// Up to five names closest to `want` by edit distance. A name that holds
+/// `want` (or is held by it) qualifies however far apart the two are, but
+/// ranks by its distance too: "Nod" is one edit from `Node` and ten from
+/// `AnimationNode`, and dozens of classes hold "nod".
 pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let w = want.trim().to_lowercase();
     let mut scored: Vec<(usize, String)> = Vec::new();
     for n in names {
         let l = n.to_lowercase();
-        let d = if l.contains(&w) || w.contains(&l) {
-            0
-        } else {
-            strsim::levenshtein(&w, &l)
-        };
-        if d <= (w.chars().count() / 3).max(2) {
+        let d = strsim::levenshtein(&w, &l);
+        if d <= (w.chars().count() / 3).max(2) || l.contains(&w) || w.contains(&l) {
             scored.push((d, n.to_string()));
         }
     }
@@ -916,6 +914,22 @@ mod tests {
         let s = did_you_mean("Nod2D", names.iter().copied());
         assert_eq!(s[0], "Node2D");
         assert!(did_you_mean("zzzzzzzz", names.iter().copied()).is_empty());
+        // Names that hold the typed one rank by distance too: the nearest
+        // is not crowded out by longer names sorted before it.
+        let many = [
+            "AnimationNode",
+            "AnimationNodeAdd2",
+            "AnimationNodeBlend2",
+            "AnimationNodeOutput",
+            "AnimationNodeSync",
+            "EditorNode3DGizmo",
+            "Node",
+            "Node2D",
+        ];
+        assert_eq!(
+            did_you_mean("Nod", many.iter().copied())[..3],
+            ["Node", "Node2D", "AnimationNode"]
+        );
         assert_eq!(normalize_member("add_child()"), "add_child");
     }
 }
