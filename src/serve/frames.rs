@@ -18,6 +18,7 @@
 //! [`reject`] is the check both it and the HTTP transport
 //! (`serve::http`) make.
 
+use rmcp::model::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -28,10 +29,10 @@ use tokio::task::JoinHandle;
 /// are a few hundred bytes; past this a line is answered, not buffered.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// JSON-RPC 2.0's parse error.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC 2.0's invalid request.
-const INVALID_REQUEST: i64 = -32600;
+// JSON-RPC 2.0's codes, as rmcp names them.
+const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
+const INVALID_REQUEST: ErrorCode = ErrorCode::INVALID_REQUEST;
+const INVALID_PARAMS: ErrorCode = ErrorCode::INVALID_PARAMS;
 
 /// The error response for `bytes` when they are not one JSON-RPC 2.0
 /// message (a request, a notification, or a response to the server);
@@ -91,9 +92,6 @@ pub fn reject(bytes: &[u8]) -> Option<Value> {
     None
 }
 
-/// JSON-RPC 2.0's invalid params.
-const INVALID_PARAMS: i64 = -32602;
-
 /// What is wrong with a request's `params`, for the methods whose params
 /// MCP fixes and this server answers; `None` when nothing is.
 fn params_problem(msg: &serde_json::Map<String, Value>) -> Option<String> {
@@ -130,11 +128,11 @@ fn params_problem(msg: &serde_json::Map<String, Value>) -> Option<String> {
 }
 
 /// A JSON-RPC error response.
-fn response(code: i64, message: String, id: Option<Value>) -> Value {
+fn response(code: ErrorCode, message: String, id: Option<Value>) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id.unwrap_or(Value::Null),
-        "error": {"code": code, "message": message},
+        "error": {"code": code.0, "message": message},
     })
 }
 
@@ -297,7 +295,7 @@ mod tests {
         ] {
             assert_eq!(reject(ok.as_bytes()), None, "{ok}");
         }
-        let cases: &[(&str, i64, Value)] = &[
+        let cases: &[(&str, ErrorCode, Value)] = &[
             ("garbage", PARSE_ERROR, Value::Null),
             (
                 r#"{"jsonrpc":"2.0","id":9,"method":"#,
@@ -340,7 +338,7 @@ mod tests {
         ];
         for (text, code, id) in cases {
             let r = reject(text.as_bytes()).unwrap_or_else(|| panic!("{text} passed"));
-            assert_eq!(r["error"]["code"], json!(code), "{text}: {r}");
+            assert_eq!(r["error"]["code"], json!(code.0), "{text}: {r}");
             assert_eq!(&r["id"], id, "{text}: {r}");
             assert_eq!(r["jsonrpc"], "2.0");
         }
@@ -385,9 +383,9 @@ mod tests {
             format!("{ping}\n{ping}\n{ping}\n")
         );
         assert_eq!(answers.len(), 2, "{answers:?}");
-        assert_eq!(answers[0]["error"]["code"], json!(PARSE_ERROR));
+        assert_eq!(answers[0]["error"]["code"], json!(-32700));
         assert_eq!(answers[0]["id"], Value::Null);
-        assert_eq!(answers[1]["error"]["code"], json!(INVALID_REQUEST));
+        assert_eq!(answers[1]["error"]["code"], json!(-32600));
         let m = answers[1]["error"]["message"].as_str().unwrap();
         assert!(m.contains(&format!("{} bytes", MAX_LINE_BYTES + 10)), "{m}");
     }
