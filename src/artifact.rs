@@ -244,6 +244,23 @@ pub fn write(
     outcomes: &[UrlOutcome],
     extras: &[(&str, Vec<u8>)],
 ) -> Result<PathBuf, ArtifactError> {
+    write_checked(out, meta, pages, sections, outcomes, extras, &|_| Ok(()))
+}
+
+/// [`write`], with `check` run on the finished artifact under its hidden
+/// name before the rename that makes it visible: an artifact `check`
+/// refuses is removed and never seen by a reader. The build passes the
+/// server's own load (`search::check_servable`), which this layer cannot
+/// name.
+pub fn write_checked(
+    out: &Path,
+    meta: &ArtifactMeta,
+    pages: &[Page],
+    sections: &[Section],
+    outcomes: &[UrlOutcome],
+    extras: &[(&str, Vec<u8>)],
+    check: &dyn Fn(&Path) -> Result<(), ArtifactError>,
+) -> Result<PathBuf, ArtifactError> {
     let content = content_sha256(pages);
     let parent = out.join(&meta.source).join(&meta.version);
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
@@ -330,7 +347,17 @@ pub fn write(
         })?;
         f.write_all(&json).map_err(io(&mpath))?;
         f.sync_all().map_err(io(&mpath))?;
-        sync_dir(&tmp)
+        sync_dir(&tmp)?;
+        check(&tmp).map_err(|e| match e {
+            // Named as the artifact would have been: the hidden folder goes.
+            ArtifactError::Corrupt { path, message } => ArtifactError::Corrupt {
+                path: parent
+                    .join(&snapshot_id)
+                    .join(path.strip_prefix(&tmp).unwrap_or(&path)),
+                message: format!("written, then refused before it became visible: {message}"),
+            },
+            other => other,
+        })
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -986,6 +1013,65 @@ mod tests {
             "names sort in the order the snapshots were made"
         );
         assert_eq!(previous(t.path(), "s", "v").as_ref(), made.last());
+    }
+
+    #[test]
+    fn an_artifact_its_check_refuses_is_never_visible() {
+        let t = tempfile::tempdir().unwrap();
+        let meta = ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            ..Default::default()
+        };
+        let page = Page {
+            url: "https://d.example/a".into(),
+            title: "A".into(),
+            description: String::new(),
+            markdown: "one".into(),
+            sha256: crate::util::sha256_hex(b"one"),
+            path: "a".into(),
+            etag: None,
+            last_modified: None,
+        };
+        let seen = std::cell::RefCell::new(None);
+        let refuse = |dir: &Path| {
+            // The check sees the finished artifact: its manifest lists
+            // every file, and it verifies.
+            *seen.borrow_mut() = Some(verify(dir).map(|m| m.files.len()));
+            Err(ArtifactError::Corrupt {
+                path: dir.join("links.json"),
+                message: "counts do not fit".into(),
+            })
+        };
+        let e = write_checked(
+            t.path(),
+            &meta,
+            std::slice::from_ref(&page),
+            &[],
+            &[],
+            &[],
+            &refuse,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(matches!(*seen.borrow(), Some(Ok(n)) if n > 0), "{seen:?}");
+        assert!(
+            e.contains("refused before it became visible: counts do not fit"),
+            "{e}"
+        );
+        // Named as the artifact would have been, not by its hidden folder.
+        assert!(e.contains("/s/v/") && !e.contains(".tmp-"), "{e}");
+        let parent = t.path().join("s").join("v");
+        let left: Vec<_> = std::fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "nothing left behind: {left:?}");
+        assert_eq!(previous(t.path(), "s", "v"), None);
+        // A check that passes publishes as `write` does.
+        let dir = write_checked(t.path(), &meta, &[page], &[], &[], &[], &|_| Ok(())).unwrap();
+        assert_eq!(previous(t.path(), "s", "v").as_ref(), Some(&dir));
     }
 
     #[test]

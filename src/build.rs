@@ -458,13 +458,17 @@ pub async fn build_version(
             },
         };
         let t_write = std::time::Instant::now();
-        let dir = artifact::write(
+        // The artifact is opened as a server opens it before it becomes
+        // visible: a writer's defect fails this build, naming the file,
+        // instead of leaving a snapshot every server would skip.
+        let dir = artifact::write_checked(
             &opts.out,
             &meta,
             &pages,
             &sections,
             &crawled.outcomes,
             &extras,
+            &|dir| crate::search::check_servable(dir).map(drop),
         )?;
         timings.write_ms = ms(t_write);
         Some(dir)

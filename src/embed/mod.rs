@@ -70,6 +70,25 @@ pub enum EmbedError {
     Bert(#[from] docsnap_bert::BertError),
 }
 
+/// An artifact's vector file that does not read is a damaged artifact:
+/// the same path, the reason alone (its text would name the path twice).
+impl From<EmbedError> for crate::artifact::ArtifactError {
+    fn from(e: EmbedError) -> Self {
+        use crate::artifact::ArtifactError;
+        match e {
+            EmbedError::Io { path, source } => ArtifactError::Io { path, source },
+            EmbedError::Invalid { path, reason } => ArtifactError::Corrupt {
+                path,
+                message: reason,
+            },
+            EmbedError::Bert(e) => ArtifactError::Corrupt {
+                path: PathBuf::new(),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
 impl EmbedError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         EmbedError::Io {

@@ -420,7 +420,10 @@ pub fn publish(
     to: &Path,
     opts: &PublishOptions,
 ) -> Result<PublishReport, PublishError> {
-    let manifest = artifact::verify(artifact_dir)?;
+    artifact::verify(artifact_dir)?;
+    // Sums that match prove the files are the writer's, not that a server
+    // can use them: what every server would skip is not published.
+    let manifest = crate::search::check_servable(artifact_dir)?;
     for (what, v) in [
         ("source", &manifest.source),
         ("version", &manifest.version),

@@ -84,9 +84,10 @@ pub fn verify_path(path: &Path) -> Result<VerifyReport, PublishError> {
         r.run(|| verify_archive(path))?;
     } else if path.join("manifest.json").is_file() {
         r.run(|| {
-            let m = artifact::verify(path)?;
+            artifact::verify(path)?;
+            let m = crate::search::check_servable(path)?;
             let line = format!(
-                "ok artifact {} ({} {} {}, {} files match manifest.json)",
+                "ok artifact {} ({} {} {}, {} files match manifest.json and load as a server loads them)",
                 path.display(),
                 m.source,
                 m.version,
@@ -119,6 +120,7 @@ fn verify_archive(path: &Path) -> Result<(Manifest, String), PublishError> {
     check_sums(path)?;
     let tmp = TempDir::new("verify")?;
     let (dir, m) = unpack_verified(path, tmp.path(), false)?;
+    check_servable_inside(path, &dir)?;
     let copy = vdir.join(format!("{id}.manifest.json"));
     if copy.is_file() {
         let a = std::fs::read(&copy).map_err(super::io_err(&copy))?;
@@ -131,7 +133,7 @@ fn verify_archive(path: &Path) -> Result<(Manifest, String), PublishError> {
         }
     }
     let line = format!(
-        "ok archive {} (sha256 matches {id}.SHA256SUMS; {} {} {}: {} pages, {} files match its manifest)",
+        "ok archive {} (sha256 matches {id}.SHA256SUMS; {} {} {}: {} pages, {} files match its manifest and load as a server loads them)",
         path.display(),
         m.source,
         m.version,
@@ -140,6 +142,23 @@ fn verify_archive(path: &Path) -> Result<(Manifest, String), PublishError> {
         m.files.len()
     );
     Ok((m, line))
+}
+
+/// [`crate::search::check_servable`] on the artifact unpacked from
+/// `archive` into `dir`, a temporary folder: a finding names the archive
+/// and the file inside it, not the folder that is about to go.
+fn check_servable_inside(archive: &Path, dir: &Path) -> Result<(), PublishError> {
+    match crate::search::check_servable(dir) {
+        Ok(_) => Ok(()),
+        Err(artifact::ArtifactError::Corrupt { path, message }) => Err(PublishError::Corrupt {
+            path: archive.to_path_buf(),
+            message: format!(
+                "{} inside does not load: {message}",
+                path.strip_prefix(dir).unwrap_or(&path).display()
+            ),
+        }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Whether `dir` holds `SOURCE/VERSION/<id>.tar.zst` archives: a publish

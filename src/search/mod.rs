@@ -343,12 +343,7 @@ impl LoadedSource {
         let path = dir.join(ASKED_META);
         let bytes = crate::artifact::read_verified(dir, &self.manifest, ASKED_META)?;
         let meta: AskedMeta = crate::artifact::parse_json(&path, &bytes)?;
-        check_meta(&path, &meta, self.pages.len()).map_err(|e| {
-            crate::artifact::ArtifactError::Corrupt {
-                path: path.clone(),
-                message: e.to_string(),
-            }
-        })?;
+        check_meta(&path, &meta, self.pages.len())?;
         let words = asked_words::AskedWords::new(
             self.pages.len(),
             (meta.texts.iter().zip(&meta.pages)).map(|(t, &p)| (t.as_str(), p)),
@@ -501,6 +496,72 @@ impl PageRef<'_> {
 /// and what was said along the way.
 /// What loading one version gave: its source, warnings, artifacts refused.
 type Loaded = (Option<LoadedSource>, Vec<String>, usize);
+
+/// Open the artifact at `dir` as a server would and read every file a
+/// server reads later too (the class reference, the vectors, the query
+/// adapter, the rows of the questions asked), checking that they fit one
+/// another; no model is needed, so only their shape is compared.
+///
+/// Why beside [`crate::artifact::verify`]: the sha256 sums prove that the
+/// files are the ones the writer listed, not that the writer wrote files a
+/// server can use. An artifact whose sums match but whose files disagree (a
+/// writer's defect, or sums recomputed by hand) would be skipped by every
+/// server that loads it, or served without its vectors; the build, `verify`
+/// and `publish` refuse it here instead, naming the file.
+pub fn check_servable(dir: &Path) -> Result<Manifest, crate::artifact::ArtifactError> {
+    use crate::artifact::{ArtifactError, CLASSES_FILE};
+    use crate::embed::{adapter, asked, store::VectorStore};
+    let corrupt = |file: &str, message: String| ArtifactError::Corrupt {
+        path: dir.join(file),
+        message,
+    };
+    let s = LoadedSource::open(dir)?;
+    if let Err(e) = s.classes.get() {
+        let message = match e {
+            ToolError::Internal(m) | ToolError::Invalid(m) => m,
+        };
+        return Err(corrupt(CLASSES_FILE, message));
+    }
+    let m = &s.manifest;
+    let Some(info) = &m.embedding else {
+        return Ok(s.manifest);
+    };
+    let dims = info.dims as usize;
+    let (rows, what) = match info.unit {
+        crate::model::VectorUnit::Section => (s.sections.len(), "sections"),
+        crate::model::VectorUnit::Page => (s.pages.len(), "pages"),
+    };
+    let v = VectorStore::load(&dir.join(&info.file))?;
+    if v.len() != rows || v.dims() != dims {
+        return Err(corrupt(
+            &info.file,
+            format!(
+                "{} vectors of {} dims for {rows} {what} of {dims} dims (the manifest's embedding)",
+                v.len(),
+                v.dims()
+            ),
+        ));
+    }
+    if m.files.contains_key(adapter::ADAPTER_FILE) {
+        let a = adapter::QueryAdapter::load(&dir.join(adapter::ADAPTER_FILE))?;
+        if a.vectors_sha256() != info.vectors_sha256 || a.dims() != dims {
+            return Err(corrupt(
+                adapter::ADAPTER_FILE,
+                format!(
+                    "learned for vectors {} of {} dims, the artifact's are {} of {dims}",
+                    a.vectors_sha256(),
+                    a.dims(),
+                    info.vectors_sha256
+                ),
+            ));
+        }
+    }
+    if m.files.contains_key(asked::ASKED_VECTORS) {
+        let path = dir.join(asked::ASKED_VECTORS);
+        asked::check_rows(&path, s.asked_pages.len(), &VectorStore::load(&path)?, dims)?;
+    }
+    Ok(s.manifest)
+}
 
 /// Every loaded artifact.
 #[derive(Default)]
@@ -840,5 +901,120 @@ mod link_tests {
         )
         .unwrap();
         assert!(LoadedSource::open(&dir).is_err());
+    }
+}
+
+#[cfg(test)]
+mod servable_tests {
+    use super::*;
+    use crate::embed::asked::{AskedMeta, ASKED_META, ASKED_VECTORS};
+    use crate::embed::store::encode_vectors;
+
+    /// An artifact whose files match their sums but not one another is
+    /// refused by name, whether the server would skip it (questions about
+    /// a page it does not have) or drop its vectors (rows that do not fit
+    /// the pages, or the questions); the same files that fit load.
+    #[test]
+    fn files_that_match_their_sums_but_not_one_another_are_refused_by_name() {
+        let page = |url: &str| Page {
+            url: url.into(),
+            title: "T".into(),
+            description: String::new(),
+            markdown: "words".into(),
+            sha256: crate::model::page_hash("T", "", "words"),
+            path: url.rsplit('/').next().unwrap_or_default().into(),
+            etag: None,
+            last_modified: None,
+        };
+        let sec = |url: &str| Section {
+            url: url.into(),
+            anchor: String::new(),
+            heading_path: vec!["T".into()],
+            level: 1,
+            text: "words".into(),
+            ordinal: 0,
+            part: 0,
+        };
+        let (a, b) = ("https://d.example/a", "https://d.example/b");
+        let pages = vec![page(a), page(b)];
+        let sections = vec![sec(a), sec(b)];
+        let meta = crate::artifact::ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            embedding: Some(crate::model::EmbeddingInfo {
+                model: "m".into(),
+                teacher_sha256: "t".into(),
+                vectors_sha256: "v".into(),
+                dims: 4,
+                file: "vectors.i8".into(),
+                unit: crate::model::VectorUnit::Page,
+            }),
+            ..Default::default()
+        };
+        let rows = |n: usize| {
+            let r: Vec<Vec<f32>> = (0..n).map(|i| vec![1.0, i as f32, 0.5, 0.0]).collect();
+            encode_vectors(Path::new("v"), 4, &r).unwrap()
+        };
+        let asked = |pages: Vec<u32>| {
+            let texts = pages.iter().map(|p| format!("question {p}")).collect();
+            serde_json::to_vec(&AskedMeta {
+                inputs_sha256: "i".into(),
+                pages,
+                texts,
+            })
+            .unwrap()
+        };
+        let t = tempfile::tempdir().unwrap();
+        let write = |extras: Vec<(&str, Vec<u8>)>| {
+            let out = t.path().join(rand_suffix().to_string());
+            crate::artifact::write(&out, &meta, &pages, &sections, &[], &extras).unwrap()
+        };
+        let fits = write(vec![
+            ("vectors.i8", rows(2)),
+            (ASKED_META, asked(vec![0, 1, 1])),
+            (ASKED_VECTORS, rows(3)),
+        ]);
+        let m = check_servable(&fits).unwrap();
+        assert_eq!(m.counts.pages, 2);
+
+        let refused = |extras: Vec<(&str, Vec<u8>)>| {
+            let dir = write(extras);
+            // The sums match: only the files' fit is wrong.
+            crate::artifact::verify(&dir).unwrap();
+            check_servable(&dir).unwrap_err().to_string()
+        };
+        let e = refused(vec![("vectors.i8", rows(1))]);
+        assert!(
+            e.contains("vectors.i8: 1 vectors of 4 dims for 2 pages"),
+            "{e}"
+        );
+        let e = refused(vec![
+            ("vectors.i8", rows(2)),
+            (ASKED_META, asked(vec![0, 1, 1])),
+            (ASKED_VECTORS, rows(2)),
+        ]);
+        assert!(
+            e.contains("asked.i8: 2 rows of 4 dims for 3 questions"),
+            "{e}"
+        );
+        let e = refused(vec![
+            ("vectors.i8", rows(2)),
+            (ASKED_META, asked(vec![0, 7])),
+            (ASKED_VECTORS, rows(2)),
+        ]);
+        assert!(
+            e.contains("asked.json: a question asks about page 7"),
+            "{e}"
+        );
+        // The reason is said once, after the file's path.
+        assert_eq!(e.matches("asked.json").count(), 1, "{e}");
+    }
+
+    /// A fresh number for each artifact's output folder.
+    fn rand_suffix() -> usize {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        N.fetch_add(1, Ordering::Relaxed)
     }
 }

@@ -256,3 +256,88 @@ fn a_page_that_stalls_mid_body_fails_the_build() {
         "3.1 is unaffected"
     );
 }
+
+/// Write `bytes` as the artifact's file `name` and list it in the manifest
+/// with its right sha256, as a writer with a defect would (or a hand that
+/// recomputed the sums): the sums then prove nothing about the fit.
+fn relist(artifact: &std::path::Path, name: &str, bytes: &[u8]) {
+    std::fs::write(artifact.join(name), bytes).unwrap();
+    let mpath = artifact.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    m["files"][name] = docsnap::util::sha256_hex(bytes).into();
+    std::fs::write(&mpath, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+}
+
+/// `verify` and `publish` open an artifact as a server does. Files whose
+/// sums match but that do not fit one another (link counts for one page of
+/// three) are corruption, named, in an artifact directory and inside a
+/// published archive; `publish` refuses them and moves nothing.
+#[test]
+fn verify_and_publish_refuse_an_artifact_no_server_could_load() {
+    let t = tempfile::tempdir().unwrap();
+    let art = common::synthetic(&t.path().join("a"), 3, "servable");
+    let pubdir = t.path().join("pub");
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (code, out, err) = run_docsnap(&["verify", &s(&art)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("load as a server loads them"), "{out}");
+    let (code, out, err) = run_docsnap(&["publish", "--to", &s(&pubdir), &s(&art)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let id = art.file_name().unwrap().to_str().unwrap().to_string();
+    let vdir = pubdir.join("synthetic").join("1");
+    let archive = vdir.join(format!("{id}.tar.zst"));
+    let (code, out, err) = run_docsnap(&["verify", &s(&archive)]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    let unfit = br#"{"sections":[0],"pages":[0]}"#;
+    relist(&art, "links.json", unfit);
+    let (code, out, err) = run_docsnap(&["verify", &s(&art)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("CORRUPT") && out.contains("links.json: link counts do not match"),
+        "{out}"
+    );
+    let latest = std::fs::read(vdir.join("latest")).unwrap();
+    let (code, out, err) = run_docsnap(&["publish", "--to", &s(&pubdir), &s(&art)]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("links.json"), "{err}");
+    assert_eq!(std::fs::read(vdir.join("latest")).unwrap(), latest);
+    let archives = std::fs::read_dir(&vdir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .to_string_lossy()
+                .ends_with(".tar.zst")
+        })
+        .count();
+    assert_eq!(archives, 1, "nothing more was published");
+
+    // The same artifact packed into the published archive, its sums
+    // recomputed: `verify` names the archive and the file inside it.
+    {
+        let f = std::fs::File::create(&archive).unwrap();
+        let enc = zstd::Encoder::new(f, 3).unwrap().auto_finish();
+        let mut tar = tar::Builder::new(enc);
+        tar.append_dir_all(&id, &art).unwrap();
+        tar.into_inner().unwrap();
+    }
+    let sum = docsnap::util::sha256_hex(&std::fs::read(&archive).unwrap());
+    std::fs::write(
+        vdir.join(format!("{id}.SHA256SUMS")),
+        format!("{sum}  {id}.tar.zst\n"),
+    )
+    .unwrap();
+    std::fs::copy(
+        art.join("manifest.json"),
+        vdir.join(format!("{id}.manifest.json")),
+    )
+    .unwrap();
+    let (code, out, err) = run_docsnap(&["verify", &s(&archive)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!("{id}.tar.zst: links.json inside does not load")),
+        "{out}"
+    );
+}
