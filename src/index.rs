@@ -759,6 +759,12 @@ fn letter_mask(word: &str) -> u32 {
     word.chars().fold(0u32, |m, c| m | 1 << (c as u32 % 32))
 }
 
+/// Unknown words of one query that typo tolerance looks up, in query order:
+/// each is a pass over the vocabulary (about a millisecond for Godot's), and
+/// no question of the samples has more than a few; a query of pasted noise
+/// (80 unknown words) would otherwise pay for all of them in every index.
+pub const MAX_CORRECTED: usize = 8;
+
 /// Shortest (stemmed) query word typo tolerance corrects: shorter words have
 /// too many one-edit neighbours for a correction to be a good guess.
 pub const MIN_TYPO_LEN: usize = 5;
@@ -951,6 +957,7 @@ impl SectionIndex {
     /// word occurs nowhere in the docs is replaced by its nearest spelling
     /// that does (typo tolerance), marked `corrected`.
     pub fn correct(&self, groups: &[TermGroup]) -> Result<Vec<TermGroup>, IndexError> {
+        let mut tried = 0;
         groups
             .iter()
             .map(|g| {
@@ -958,10 +965,12 @@ impl SectionIndex {
                     || !g.also.is_empty()
                     || g.terms.len() != 1
                     || !g.atoms.is_empty()
+                    || tried >= MAX_CORRECTED
                     || self.known(&g.terms[0])?
                 {
                     return Ok(g.clone());
                 }
+                tried += 1;
                 let vocab = self
                     .vocab
                     .get_or_init(|| Vocabulary::build(&self.searcher, &self.fields))

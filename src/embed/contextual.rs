@@ -33,6 +33,15 @@ pub const DEFAULT_QUERY_CACHE: usize = 4096;
 /// cost more than meaning (BENCHMARKS.md, session 24).
 pub const CONTEXT_TOKENS: usize = 256;
 
+/// Tokens of a question the transformer reads (questions asked of pages at
+/// build time included, so both sides agree). Every question in the
+/// evaluation samples and the questions files is 50 tokens or fewer; a
+/// 500-character query of pasted noise reaches ~280, and the pass's cost
+/// grows with its length (attention with its square): at 128 such a query
+/// costs what a page does at most, not twice that. The query's words all
+/// still reach the lexical side.
+pub const QUERY_TOKENS: usize = 128;
+
 /// Characters of a page's opening text in its embedded text.
 const OPENING_CHARS: usize = 600;
 
@@ -396,7 +405,7 @@ impl ContextualModel {
     /// the tokenizer or the model cannot take gives the zero vector, which
     /// matches nothing (a query is then answered lexically).
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        self.try_embed(text)
+        self.try_embed(text, self.bert.sentence.max_tokens)
             .unwrap_or_else(|_| vec![0.0; self.dims()])
     }
 
@@ -414,7 +423,14 @@ impl ContextualModel {
     /// prompt; kept for when it is asked again.
     pub fn embed_query(&self, text: &str) -> std::sync::Arc<[f32]> {
         self.queries.get_or_compute(text, |t| {
-            self.embed_prompted(&self.bert.sentence.query_prompt, t)
+            let prompt = &self.bert.sentence.query_prompt;
+            let max = self.bert.sentence.max_tokens.min(QUERY_TOKENS);
+            if prompt.is_empty() {
+                self.try_embed(t, max)
+            } else {
+                self.try_embed(&format!("{prompt}{t}"), max)
+            }
+            .unwrap_or_else(|_| vec![0.0; self.dims()])
         })
     }
 
@@ -432,14 +448,13 @@ impl ContextualModel {
         }
     }
 
-    fn try_embed(&self, text: &str) -> Result<Vec<f32>, String> {
+    fn try_embed(&self, text: &str, max: usize) -> Result<Vec<f32>, String> {
         let enc = self
             .bert
             .tokenizer
             .encode_fast(text, true)
             .map_err(|e| e.to_string())?;
         let mut ids = enc.get_ids().to_vec();
-        let max = self.bert.sentence.max_tokens;
         if ids.len() > max && max > 1 {
             // Keep the closing [SEP]: the model was trained on framed input.
             let sep = *ids.last().expect("non-empty");

@@ -1748,6 +1748,21 @@ mod tests {
             .correct(&query_groups("parallax volum sky"))
             .unwrap();
         assert!(!groups[0].corrected && !groups[2].corrected, "{groups:?}");
+        // A query of noise pays for a few lookups, not one per word: the
+        // first `MAX_CORRECTED` unknown words are corrected, the rest kept.
+        let noise: Vec<String> = (0..crate::index::MAX_CORRECTED + 3)
+            .map(|i| {
+                // "parallax" with one letter changed: each one edit away.
+                let mut w: Vec<char> = "parallax".chars().collect();
+                w[i % 8] = if i < 8 { 'q' } else { 'z' };
+                w.into_iter().collect()
+            })
+            .collect();
+        let noise = noise.join(" ");
+        let groups = lib.sources[0].index.correct(&query_groups(&noise)).unwrap();
+        let fixed = groups.iter().filter(|g| g.corrected).count();
+        assert_eq!(fixed, crate::index::MAX_CORRECTED, "{groups:?}");
+        assert!(groups[..fixed].iter().all(|g| g.corrected));
         // Corrected words count for less than the real ones.
         let exact = lib
             .rank_pages(

@@ -186,3 +186,33 @@ fn transformer_matches_the_reference_implementation() {
         assert!(c > 0.995 && c < 0.99999, "{text}: int8 cosine {c}");
     }
 }
+
+/// A question is read up to its first `QUERY_TOKENS` tokens (a page up to
+/// `CONTEXT_TOKENS`): past that, pasted noise only costs time.
+#[test]
+fn a_question_is_read_up_to_its_first_query_tokens() {
+    let Some(bert) = common::teacher_dir() else {
+        eprintln!("SKIPPED a_question_is_read_up_to_its_first_query_tokens: no teacher");
+        return;
+    };
+    use docsnap::embed::contextual::{ContextualModel, QUERY_TOKENS};
+    let model = ContextualModel::load(&bert).expect("load teacher");
+    // Words of one token each: n words are n tokens between [CLS] and [SEP].
+    let words = [
+        "the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far",
+    ];
+    let text = |n: usize| -> String {
+        (0..n)
+            .map(|i| words[i % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let long = text(200);
+    let asked = model.embed_query(&long);
+    let cut = model.embed(&text(QUERY_TOKENS - 2));
+    let page = model.embed(&long);
+    let c = cos(&asked, &cut);
+    assert!(c > 0.99999, "the question's first tokens: cosine {c}");
+    let c = cos(&asked, &page);
+    assert!(c < 0.9999, "a page reads past them: cosine {c}");
+}
