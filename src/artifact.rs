@@ -892,6 +892,16 @@ fn list_dirs(dir: &Path) -> Result<Vec<PathBuf>, ArtifactError> {
 mod tests {
     use super::*;
 
+    /// Source "s", product "p", version "v", nothing else.
+    fn test_meta() -> ArtifactMeta {
+        ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            ..Default::default()
+        }
+    }
+
     /// A record serde cannot write.
     struct Unwritable;
     impl serde::Serialize for Unwritable {
@@ -915,21 +925,8 @@ mod tests {
             etag: None,
             last_modified: None,
         };
-        let sec = |url: &str| Section {
-            url: url.into(),
-            anchor: String::new(),
-            heading_path: vec!["T".into()],
-            level: 1,
-            text: "words".into(),
-            ordinal: 0,
-            part: 0,
-        };
-        let meta = ArtifactMeta {
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            ..Default::default()
-        };
+        let sec = |url: &str| crate::model::testing::lead_section(url, "words");
+        let meta = test_meta();
         let root = tempfile::tempdir().unwrap();
         let urls = ["https://d.example/a", "https://d.example/b"];
         let pages: Vec<Page> = urls.iter().map(|u| page(u)).collect();
@@ -985,12 +982,7 @@ mod tests {
     #[test]
     fn snapshots_made_within_one_second_sort_in_the_order_they_were_made() {
         let t = tempfile::tempdir().unwrap();
-        let meta = ArtifactMeta {
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            ..Default::default()
-        };
+        let meta = test_meta();
         let page = |md: &str| Page {
             url: "https://d.example/a".into(),
             title: "A".into(),
@@ -1018,22 +1010,8 @@ mod tests {
     #[test]
     fn an_artifact_its_check_refuses_is_never_visible() {
         let t = tempfile::tempdir().unwrap();
-        let meta = ArtifactMeta {
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            ..Default::default()
-        };
-        let page = Page {
-            url: "https://d.example/a".into(),
-            title: "A".into(),
-            description: String::new(),
-            markdown: "one".into(),
-            sha256: crate::util::sha256_hex(b"one"),
-            path: "a".into(),
-            etag: None,
-            last_modified: None,
-        };
+        let meta = test_meta();
+        let page = crate::model::testing::page_of("https://d.example/a", "one");
         let seen = std::cell::RefCell::new(None);
         let refuse = |dir: &Path| {
             // The check sees the finished artifact: its manifest lists

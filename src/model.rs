@@ -426,7 +426,29 @@ pub fn strip_heading_line(text: &str) -> &str {
 /// Records for unit tests elsewhere in the crate.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::Page;
+    use super::{Page, Section};
+
+    /// A page titled "T" holding `markdown`, its content hash right.
+    pub(crate) fn page_of(url: &str, markdown: &str) -> Page {
+        Page {
+            markdown: markdown.into(),
+            sha256: super::page_hash("T", "", markdown),
+            ..page(url, "T")
+        }
+    }
+
+    /// The lead section (level 1, heading "T") of the page at `url`.
+    pub(crate) fn lead_section(url: &str, text: &str) -> Section {
+        Section {
+            url: url.into(),
+            anchor: String::new(),
+            heading_path: vec!["T".into()],
+            level: 1,
+            text: text.into(),
+            ordinal: 0,
+            part: 0,
+        }
+    }
 
     /// A page with a URL and a title, nothing else.
     pub(crate) fn page(url: &str, title: &str) -> Page {

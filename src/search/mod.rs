@@ -916,28 +916,10 @@ mod servable_tests {
     /// the pages, or the questions); the same files that fit load.
     #[test]
     fn files_that_match_their_sums_but_not_one_another_are_refused_by_name() {
-        let page = |url: &str| Page {
-            url: url.into(),
-            title: "T".into(),
-            description: String::new(),
-            markdown: "words".into(),
-            sha256: crate::model::page_hash("T", "", "words"),
-            path: url.rsplit('/').next().unwrap_or_default().into(),
-            etag: None,
-            last_modified: None,
-        };
-        let sec = |url: &str| Section {
-            url: url.into(),
-            anchor: String::new(),
-            heading_path: vec!["T".into()],
-            level: 1,
-            text: "words".into(),
-            ordinal: 0,
-            part: 0,
-        };
+        use crate::model::testing::{lead_section, page_of};
         let (a, b) = ("https://d.example/a", "https://d.example/b");
-        let pages = vec![page(a), page(b)];
-        let sections = vec![sec(a), sec(b)];
+        let pages = vec![page_of(a, "words"), page_of(b, "words")];
+        let sections = vec![lead_section(a, "words"), lead_section(b, "words")];
         let meta = crate::artifact::ArtifactMeta {
             source: "s".into(),
             product: "p".into(),
