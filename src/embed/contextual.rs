@@ -405,8 +405,7 @@ impl ContextualModel {
     /// the tokenizer or the model cannot take gives the zero vector, which
     /// matches nothing (a query is then answered lexically).
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        self.try_embed(text, self.bert.sentence.max_tokens)
-            .unwrap_or_else(|_| vec![0.0; self.dims()])
+        self.embed_prompted("", text, self.bert.sentence.max_tokens)
     }
 
     /// What the memory of questions has done so far.
@@ -420,32 +419,32 @@ impl ContextualModel {
     }
 
     /// [`ContextualModel::embed`] for a question, after the model's query
-    /// prompt; kept for when it is asked again.
+    /// prompt and over its first [`QUERY_TOKENS`] tokens at most; kept for
+    /// when it is asked again.
     pub fn embed_query(&self, text: &str) -> std::sync::Arc<[f32]> {
         self.queries.get_or_compute(text, |t| {
-            let prompt = &self.bert.sentence.query_prompt;
             let max = self.bert.sentence.max_tokens.min(QUERY_TOKENS);
-            if prompt.is_empty() {
-                self.try_embed(t, max)
-            } else {
-                self.try_embed(&format!("{prompt}{t}"), max)
-            }
-            .unwrap_or_else(|_| vec![0.0; self.dims()])
+            self.embed_prompted(&self.bert.sentence.query_prompt, t, max)
         })
     }
 
     /// [`ContextualModel::embed`] for a page's text, after the model's
     /// document prompt.
     pub fn embed_document(&self, text: &str) -> Vec<f32> {
-        self.embed_prompted(&self.bert.sentence.document_prompt, text)
+        let max = self.bert.sentence.max_tokens;
+        self.embed_prompted(&self.bert.sentence.document_prompt, text, max)
     }
 
-    fn embed_prompted(&self, prompt: &str, text: &str) -> Vec<f32> {
-        if prompt.is_empty() {
-            self.embed(text)
+    /// `prompt` then `text`, over its first `max` tokens; the zero vector
+    /// when the tokenizer or the model cannot take it (see
+    /// [`ContextualModel::embed`]).
+    fn embed_prompted(&self, prompt: &str, text: &str, max: usize) -> Vec<f32> {
+        let v = if prompt.is_empty() {
+            self.try_embed(text, max)
         } else {
-            self.embed(&format!("{prompt}{text}"))
-        }
+            self.try_embed(&format!("{prompt}{text}"), max)
+        };
+        v.unwrap_or_else(|_| vec![0.0; self.dims()])
     }
 
     fn try_embed(&self, text: &str, max: usize) -> Result<Vec<f32>, String> {
