@@ -508,11 +508,11 @@ pub struct Served {
     pub pages: Vec<Page>,
     pub sections: Vec<Section>,
     pub bodies: PageBodies,
-    /// Verified bytes of the further record files a server parses itself
+    /// Verified bytes of the further files a server parses itself
     /// ([`CLASSES_FILE`], [`LINKS_FILE`], [`UNIT_TERMS_FILE`],
-    /// [`ALIASES_FILE`]), when the
-    /// artifact has them.
-    pub extras: BTreeMap<&'static str, Vec<u8>>,
+    /// [`ALIASES_FILE`], the manifest's embedding file and the caller's
+    /// `also`), by name, when the artifact has them.
+    pub extras: BTreeMap<String, Vec<u8>>,
 }
 
 /// A page record without its body, as [`Served`] parses `pages.jsonl`.
@@ -530,20 +530,25 @@ struct PageHead {
     last_modified: Option<String>,
 }
 
-/// Open an artifact directory for serving (see [`Served`]).
-pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
+/// Open an artifact directory for serving (see [`Served`]). `also` names
+/// further files the caller parses (the embedding's companions): like the
+/// record files they are read once, their sha256 taken from the bytes that
+/// are handed over in [`Served::extras`].
+pub fn open_served(dir: &Path, also: &[&str]) -> Result<Served, ArtifactError> {
     const PAGES: &str = "pages.jsonl";
     const SECTIONS: &str = "sections.jsonl";
     let manifest = read_manifest(dir)?;
     check_schema(dir, &manifest)?;
-    let later = [
-        PAGES,
-        SECTIONS,
-        CLASSES_FILE,
-        LINKS_FILE,
-        UNIT_TERMS_FILE,
-        ALIASES_FILE,
-    ];
+    let embedding = manifest.embedding.as_ref().map(|e| e.file.as_str());
+    let handed: Vec<&str> = [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE, ALIASES_FILE]
+        .into_iter()
+        .chain(embedding)
+        .chain(also.iter().copied())
+        .collect();
+    let later: Vec<&str> = [PAGES, SECTIONS]
+        .into_iter()
+        .chain(handed.iter().copied())
+        .collect();
     check_files(dir, &manifest, &hash_tree_except(dir, &later)?)?;
 
     // The handle that is hashed is the one held for the bodies: a page stays
@@ -581,9 +586,9 @@ pub fn open_served(dir: &Path) -> Result<Served, ArtifactError> {
         });
     }
     let mut extras = BTreeMap::new();
-    for name in [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE, ALIASES_FILE] {
+    for name in handed {
         if manifest.files.contains_key(name) {
-            extras.insert(name, read_verified(dir, &manifest, name)?);
+            extras.insert(name.to_string(), read_verified(dir, &manifest, name)?);
         }
     }
     Ok(Served {
@@ -933,7 +938,7 @@ mod tests {
         let sections: Vec<Section> = urls.iter().map(|u| sec(u)).collect();
         let dir = write(root.path(), &meta, &pages, &sections, &[], &[]).unwrap();
 
-        let served = open_served(&dir).unwrap();
+        let served = open_served(&dir, &[]).unwrap();
         let got: Vec<&str> = served.sections.iter().map(|s| s.url.as_str()).collect();
         assert_eq!(got, urls);
         let got: Vec<&str> = served.pages.iter().map(|p| p.url.as_str()).collect();
@@ -948,7 +953,7 @@ mod tests {
             let path = dir.join(name);
             let original = std::fs::read_to_string(&path).unwrap();
             std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
-            let err = open_served(&dir)
+            let err = open_served(&dir, &[])
                 .err()
                 .expect("a changed record file is refused");
             let msg = err.to_string();
@@ -958,7 +963,7 @@ mod tests {
             );
             std::fs::write(&path, original).unwrap();
         }
-        assert!(open_served(&dir).is_ok());
+        assert!(open_served(&dir, &[]).is_ok());
     }
 
     #[test]

@@ -86,7 +86,12 @@ type MakeReference = Box<dyn FnOnce() -> Result<ClassReference, String> + Send>;
 
 /// A class reference parsed on first use (see the module comment).
 #[derive(Debug)]
-pub struct LazyClasses(LazyLock<Result<ClassReference, String>, MakeReference>);
+pub struct LazyClasses {
+    /// The file it is parsed from (empty when it was ready), named in errors.
+    path: PathBuf,
+    /// The reference, or why its file does not parse (without the path).
+    parsed: LazyLock<Result<ClassReference, String>, MakeReference>,
+}
 
 impl Default for LazyClasses {
     /// No class reference (a source without class pages).
@@ -98,17 +103,27 @@ impl Default for LazyClasses {
 impl LazyClasses {
     /// A reference already parsed (or empty: no class pages).
     pub fn ready(reference: ClassReference) -> Self {
-        LazyClasses(LazyLock::new(Box::new(move || Ok(reference))))
+        LazyClasses {
+            path: PathBuf::new(),
+            parsed: LazyLock::new(Box::new(move || Ok(reference))),
+        }
     }
 
     /// A reference to parse from `bytes` (verified against the manifest)
     /// when first asked for.
     pub fn pending(path: PathBuf, bytes: Vec<u8>) -> Self {
-        LazyClasses(LazyLock::new(Box::new(move || {
-            crate::artifact::parse_jsonl_bytes(&path, &bytes)
-                .map(ClassReference::new)
-                .map_err(|e| e.to_string())
-        })))
+        let named = path.clone();
+        LazyClasses {
+            path,
+            parsed: LazyLock::new(Box::new(move || {
+                crate::artifact::parse_jsonl_bytes(&named, &bytes)
+                    .map(ClassReference::new)
+                    .map_err(|e| match e {
+                        crate::artifact::ArtifactError::Corrupt { message, .. } => message,
+                        other => other.to_string(),
+                    })
+            })),
+        }
     }
 
     /// The reference, parsed now if it was not yet. Bytes that passed their
@@ -116,9 +131,18 @@ impl LazyClasses {
     /// that is reported to the caller each time, never taken for "no
     /// classes".
     pub fn get(&self) -> Result<&ClassReference, ToolError> {
-        LazyLock::force(&self.0)
-            .as_ref()
+        self.parsed()
             .map_err(|e| ToolError::Internal(format!("the class reference: {e}")))
+    }
+
+    /// [`LazyClasses::get`] as the artifact's error, which names the file once.
+    pub fn parsed(&self) -> Result<&ClassReference, crate::artifact::ArtifactError> {
+        LazyLock::force(&self.parsed).as_ref().map_err(|message| {
+            crate::artifact::ArtifactError::Corrupt {
+                path: self.path.clone(),
+                message: message.clone(),
+            }
+        })
     }
 }
 

@@ -103,9 +103,12 @@ pub struct LoadedSource {
     /// read whether or not a model is loaded.
     pub asked_words: Option<asked_words::AskedWords>,
     /// Each asked question's page, read with their words when the artifact
-    /// opened and moved into `asked` when their rows load: `asked.json` is
-    /// read and parsed once.
+    /// opened: `asked.json` is read and parsed once.
     asked_pages: Vec<u32>,
+    /// The embedding's files, read and fitted to the records when the
+    /// artifact opened, until a model takes them into `vectors`, `adapter`
+    /// and `asked` (and back when another is attached).
+    dense: Option<DenseFiles>,
     /// The structured class reference (Godot artifacts; empty elsewhere),
     /// parsed on first use ([`LoadedSource::classes`]).
     classes: classes::LazyClasses,
@@ -141,8 +144,12 @@ impl LoadedSource {
     /// bodies stay on disk until asked for).
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
         use crate::artifact::{parse_json, CLASSES_FILE, LINKS_FILE};
+        use crate::embed::{adapter::ADAPTER_FILE, asked};
         use crate::index::{UnitTerms, UNIT_TERMS_FILE};
-        let mut a = crate::artifact::open_served(dir)?;
+        let mut a = crate::artifact::open_served(
+            dir,
+            &[ADAPTER_FILE, asked::ASKED_VECTORS, asked::ASKED_META],
+        )?;
         let index = SectionIndex::open(&dir.join("index"))?;
         // Counted at build time; older artifacts are counted here, from
         // their pages' bodies.
@@ -198,7 +205,11 @@ impl LoadedSource {
             })?;
         s.bodies = Some(a.bodies);
         s.dir = Some(dir.to_path_buf());
-        (s.asked_words, s.asked_pages) = s.read_asked(dir)?;
+        (s.asked_words, s.asked_pages) = s.read_asked(dir, a.extras.remove(asked::ASKED_META))?;
+        // Read now, so that files which do not fit the records refuse the
+        // artifact (and a server loads the previous snapshot) instead of
+        // serving it without its vectors.
+        s.dense = s.read_dense(dir, |name| Ok(a.extras.remove(name)))?;
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
@@ -214,134 +225,161 @@ impl LoadedSource {
         }
     }
 
-    /// Load the artifact's section vectors when `model` made them; otherwise
-    /// say why this source is served lexically (`None` when there is nothing
-    /// to say: no vectors and no model, or no artifact on disk).
+    /// Give this source the embedding's files when `model` made them;
+    /// otherwise say why it is served lexically (`None` when there is
+    /// nothing to say: no vectors and no model, or no artifact on disk).
     fn attach_vectors(&mut self, model: Option<&crate::embed::Embedder>) -> Option<String> {
-        self.vectors = None;
-        self.adapter = None;
-        // The questions' pages go back where the next load takes them.
-        if let Some((_, pages)) = self.asked.take() {
-            self.asked_pages = pages;
+        // What an earlier model took goes back where the next one takes it.
+        if let Some(vectors) = self.vectors.take() {
+            self.dense = Some(DenseFiles {
+                vectors,
+                adapter: self.adapter.take(),
+                asked: self.asked.take().map(|(v, _)| v),
+            });
         }
         let dir = self.dir.clone()?;
-        let dir = dir.as_path();
         let name = format!("{} {}", self.manifest.source, self.manifest.version);
-        let info = self.manifest.embedding.clone();
-        match (info, model) {
-            (None, None) => None,
-            (None, Some(_)) => Some(format!(
-                "{name}: the artifact has no vectors (built without --model); served lexically"
-            )),
-            (Some(_), None) => None,
-            (Some(info), Some(m)) => {
-                let id = m.identity();
-                if id.vectors_sha256 != info.vectors_sha256 || id.dims != info.dims as usize {
-                    return Some(format!(
-                        "{name}: vectors were made by {} ({}), the server's model is {id}; served lexically",
-                        info.model,
-                        &info.vectors_sha256[..info.vectors_sha256.len().min(12)]
-                    ));
-                }
-                let (rows, what) = match info.unit {
-                    crate::model::VectorUnit::Section => (self.sections.len(), "sections"),
-                    crate::model::VectorUnit::Page => (self.pages.len(), "pages"),
-                };
-                match crate::embed::store::VectorStore::load(&dir.join(&info.file)) {
-                    Ok(v) if v.len() == rows && v.dims() == id.dims && info.unit == m.unit() => {
-                        self.vectors = Some(v);
-                        self.vector_unit = info.unit;
-                        match self.load_adapter(dir, &info) {
-                            Ok(a) => {
-                                self.adapter = a;
-                                match self.load_asked(dir, id.dims) {
-                                    Ok(asked) => {
-                                        self.asked = asked;
-                                        None
-                                    }
-                                    Err(e) => Some(format!(
-                                        "{name}: {e}; pages compared without the questions asked of them"
-                                    )),
-                                }
-                            }
-                            Err(e) => Some(format!(
-                                "{name}: {e}; questions compared unadapted"
-                            )),
-                        }
-                    }
-                    Ok(v) => Some(format!(
-                        "{name}: {} holds {} vectors of {} dims for {rows} {what}; served lexically",
-                        info.file,
-                        v.len(),
-                        v.dims(),
-                    )),
-                    Err(e) => Some(format!("{name}: {e}; served lexically")),
-                }
+        let (info, m) = match (self.manifest.embedding.clone(), model) {
+            (None, None) => return None,
+            (None, Some(_)) => {
+                return Some(format!(
+                    "{name}: the artifact has no vectors (built without --model); served lexically"
+                ))
             }
-        }
-    }
-
-    /// The artifact's query adapter, when its manifest lists one (its
-    /// sha256 was checked with the artifact's other files when it was
-    /// opened), and only for the embedding it was learned for.
-    fn load_adapter(
-        &self,
-        dir: &std::path::Path,
-        info: &crate::model::EmbeddingInfo,
-    ) -> Result<Option<crate::embed::adapter::QueryAdapter>, String> {
-        use crate::embed::adapter::{QueryAdapter, ADAPTER_FILE};
-        if !self.manifest.files.contains_key(ADAPTER_FILE) {
-            return Ok(None);
-        }
-        let path = dir.join(ADAPTER_FILE);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let a = QueryAdapter::from_bytes(&path, &bytes).map_err(|e| e.to_string())?;
-        if a.vectors_sha256() != info.vectors_sha256 || a.dims() != info.dims as usize {
-            return Err(format!(
-                "{}: learned for other vectors ({}) than the artifact's",
-                path.display(),
-                a.vectors_sha256()
+            (Some(_), None) => {
+                // A lexical server does not hold them; a model attached
+                // later reads them again.
+                self.dense = None;
+                return None;
+            }
+            (Some(info), Some(m)) => (info, m),
+        };
+        let id = m.identity();
+        if id.vectors_sha256 != info.vectors_sha256
+            || id.dims != info.dims as usize
+            || info.unit != m.unit()
+        {
+            return Some(format!(
+                "{name}: vectors were made by {} ({}), the server's model is {id}; served lexically",
+                info.model,
+                &info.vectors_sha256[..info.vectors_sha256.len().min(12)]
             ));
         }
-        Ok(Some(a))
+        let files = match self.dense.take() {
+            Some(f) => f,
+            None => {
+                let read = |file: &str| {
+                    crate::artifact::read_verified(&dir, &self.manifest, file).map(Some)
+                };
+                match self.read_dense(&dir, read) {
+                    Ok(Some(f)) => f,
+                    Ok(None) => return None,
+                    Err(e) => return Some(format!("{name}: {e}; served lexically")),
+                }
+            }
+        };
+        self.vector_unit = info.unit;
+        self.vectors = Some(files.vectors);
+        self.adapter = files.adapter;
+        self.asked = files.asked.map(|v| (v, self.asked_pages.clone()));
+        None
     }
 
-    /// The rows of the questions asked of the artifact's pages, when its
-    /// manifest lists them (their sha256 were checked when it was opened),
-    /// with the pages [`LoadedSource::read_asked`] read. Called once the
-    /// artifact's adapter, which moved the rows, has loaded.
-    fn load_asked(
-        &mut self,
-        dir: &std::path::Path,
-        dims: usize,
-    ) -> Result<Option<(crate::embed::store::VectorStore, Vec<u32>)>, String> {
-        use crate::embed::asked::{check_rows, ASKED_VECTORS};
-        if !self.manifest.files.contains_key(ASKED_VECTORS)
-            || self.vector_unit != crate::model::VectorUnit::Page
-        {
+    /// The embedding's files (the manifest's `embedding`), each taken by
+    /// `bytes` (verified bytes, `None` when missing) and checked against
+    /// the records and the manifest: a vector for every row, the query
+    /// adapter learned for these vectors, a row for every question asked.
+    /// No model is needed; only their shapes and identities are compared.
+    fn read_dense(
+        &self,
+        dir: &Path,
+        mut bytes: impl FnMut(&str) -> Result<Option<Vec<u8>>, crate::artifact::ArtifactError>,
+    ) -> Result<Option<DenseFiles>, crate::artifact::ArtifactError> {
+        use crate::artifact::ArtifactError;
+        use crate::embed::{adapter, asked, store::VectorStore};
+        let Some(info) = &self.manifest.embedding else {
             return Ok(None);
+        };
+        let corrupt = |file: &str, message: String| ArtifactError::Corrupt {
+            path: dir.join(file),
+            message,
+        };
+        let dims = info.dims as usize;
+        let (rows, what) = match info.unit {
+            crate::model::VectorUnit::Section => (self.sections.len(), "sections"),
+            crate::model::VectorUnit::Page => (self.pages.len(), "pages"),
+        };
+        let mut listed_bytes = |file: &str| match self.manifest.files.contains_key(file) {
+            true => bytes(file),
+            false => Ok(None),
+        };
+        let Some(b) = listed_bytes(&info.file)? else {
+            return Err(corrupt(
+                &info.file,
+                "the manifest's embedding names it, but the artifact does not list it".into(),
+            ));
+        };
+        let vectors = VectorStore::from_bytes(&dir.join(&info.file), &b)?;
+        if vectors.len() != rows || vectors.dims() != dims {
+            return Err(corrupt(
+                &info.file,
+                format!(
+                    "{} vectors of {} dims for {rows} {what} of {dims} dims (the manifest's embedding)",
+                    vectors.len(),
+                    vectors.dims()
+                ),
+            ));
         }
-        let path = dir.join(ASKED_VECTORS);
-        let v = crate::embed::store::VectorStore::load(&path).map_err(|e| e.to_string())?;
-        check_rows(&path, self.asked_pages.len(), &v, dims).map_err(|e| e.to_string())?;
-        Ok(Some((v, std::mem::take(&mut self.asked_pages))))
+        let adapter = match listed_bytes(adapter::ADAPTER_FILE)? {
+            None => None,
+            Some(b) => {
+                let a = adapter::QueryAdapter::from_bytes(&dir.join(adapter::ADAPTER_FILE), &b)?;
+                if a.vectors_sha256() != info.vectors_sha256 || a.dims() != dims {
+                    return Err(corrupt(
+                        adapter::ADAPTER_FILE,
+                        format!(
+                            "learned for vectors {} of {} dims, the artifact's are {} of {dims}",
+                            a.vectors_sha256(),
+                            a.dims(),
+                            info.vectors_sha256
+                        ),
+                    ));
+                }
+                Some(a)
+            }
+        };
+        // Questions are asked of pages: with section rows they are not read.
+        let asked = match listed_bytes(asked::ASKED_VECTORS)? {
+            Some(b) if info.unit == crate::model::VectorUnit::Page => {
+                let path = dir.join(asked::ASKED_VECTORS);
+                let v = VectorStore::from_bytes(&path, &b)?;
+                asked::check_rows(&path, self.asked_pages.len(), &v, dims)?;
+                Some(v)
+            }
+            _ => None,
+        };
+        Ok(Some(DenseFiles {
+            vectors,
+            adapter,
+            asked,
+        }))
     }
 
-    /// The questions asked of the artifact's pages, when its manifest lists
-    /// them: their words, when they were kept with their texts (with or
-    /// without a model; a build without one keeps only the texts), and
-    /// each question's page, for their rows (see
-    /// [`LoadedSource::load_asked`]).
+    /// The questions asked of the artifact's pages, from the verified
+    /// bytes of its [`crate::embed::asked::ASKED_META`] when it has one:
+    /// their words, when they were kept with their texts (with or without
+    /// a model; a build without one keeps only the texts), and each
+    /// question's page, for their rows.
     fn read_asked(
         &self,
         dir: &std::path::Path,
+        bytes: Option<Vec<u8>>,
     ) -> Result<(Option<asked_words::AskedWords>, Vec<u32>), crate::artifact::ArtifactError> {
         use crate::embed::asked::{check_meta, AskedMeta, ASKED_META};
-        if !self.manifest.files.contains_key(ASKED_META) {
+        let Some(bytes) = bytes else {
             return Ok((None, Vec::new()));
-        }
+        };
         let path = dir.join(ASKED_META);
-        let bytes = crate::artifact::read_verified(dir, &self.manifest, ASKED_META)?;
         let meta: AskedMeta = crate::artifact::parse_json(&path, &bytes)?;
         check_meta(&path, &meta, self.pages.len())?;
         let words = asked_words::AskedWords::new(
@@ -408,6 +446,7 @@ impl LoadedSource {
             asked: None,
             asked_words: None,
             asked_pages: Vec::new(),
+            dense: None,
             classes: classes::LazyClasses::default(),
             url_to_page,
             bodies: None,
@@ -509,58 +548,19 @@ type Loaded = (Option<LoadedSource>, Vec<String>, usize);
 /// server that loads it, or served without its vectors; the build, `verify`
 /// and `publish` refuse it here instead, naming the file.
 pub fn check_servable(dir: &Path) -> Result<Manifest, crate::artifact::ArtifactError> {
-    use crate::artifact::{ArtifactError, CLASSES_FILE};
-    use crate::embed::{adapter, asked, store::VectorStore};
-    let corrupt = |file: &str, message: String| ArtifactError::Corrupt {
-        path: dir.join(file),
-        message,
-    };
+    // Opening reads and fits the embedding's files too (`read_dense`).
     let s = LoadedSource::open(dir)?;
-    if let Err(e) = s.classes.get() {
-        let message = match e {
-            ToolError::Internal(m) | ToolError::Invalid(m) => m,
-        };
-        return Err(corrupt(CLASSES_FILE, message));
-    }
-    let m = &s.manifest;
-    let Some(info) = &m.embedding else {
-        return Ok(s.manifest);
-    };
-    let dims = info.dims as usize;
-    let (rows, what) = match info.unit {
-        crate::model::VectorUnit::Section => (s.sections.len(), "sections"),
-        crate::model::VectorUnit::Page => (s.pages.len(), "pages"),
-    };
-    let v = VectorStore::load(&dir.join(&info.file))?;
-    if v.len() != rows || v.dims() != dims {
-        return Err(corrupt(
-            &info.file,
-            format!(
-                "{} vectors of {} dims for {rows} {what} of {dims} dims (the manifest's embedding)",
-                v.len(),
-                v.dims()
-            ),
-        ));
-    }
-    if m.files.contains_key(adapter::ADAPTER_FILE) {
-        let a = adapter::QueryAdapter::load(&dir.join(adapter::ADAPTER_FILE))?;
-        if a.vectors_sha256() != info.vectors_sha256 || a.dims() != dims {
-            return Err(corrupt(
-                adapter::ADAPTER_FILE,
-                format!(
-                    "learned for vectors {} of {} dims, the artifact's are {} of {dims}",
-                    a.vectors_sha256(),
-                    a.dims(),
-                    info.vectors_sha256
-                ),
-            ));
-        }
-    }
-    if m.files.contains_key(asked::ASKED_VECTORS) {
-        let path = dir.join(asked::ASKED_VECTORS);
-        asked::check_rows(&path, s.asked_pages.len(), &VectorStore::load(&path)?, dims)?;
-    }
+    s.classes.parsed()?;
     Ok(s.manifest)
+}
+
+/// An artifact's embedding files, read and fitted to its records
+/// ([`LoadedSource::read_dense`]), before a model takes them.
+struct DenseFiles {
+    vectors: crate::embed::store::VectorStore,
+    adapter: Option<crate::embed::adapter::QueryAdapter>,
+    /// The rows of the questions asked of the pages (page vectors only).
+    asked: Option<crate::embed::store::VectorStore>,
 }
 
 /// Every loaded artifact.
@@ -991,6 +991,83 @@ mod servable_tests {
         );
         // The reason is said once, after the file's path.
         assert_eq!(e.matches("asked.json").count(), 1, "{e}");
+    }
+
+    /// A server that finds the newest snapshot's embedding files at odds
+    /// with its records (their sums match) serves the previous snapshot, as
+    /// it does for a corrupt one; it did serve the newest without vectors.
+    /// A class reference that does not parse is refused naming its file once.
+    #[test]
+    fn a_server_passes_over_a_snapshot_whose_vectors_do_not_fit() {
+        use crate::model::testing::{lead_section, page_of};
+        let (a, b) = ("https://d.example/a", "https://d.example/b");
+        let pages = vec![page_of(a, "words"), page_of(b, "words")];
+        let sections = vec![lead_section(a, "words"), lead_section(b, "words")];
+        let meta = crate::artifact::ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            embedding: Some(crate::model::EmbeddingInfo {
+                model: "m".into(),
+                teacher_sha256: "t".into(),
+                vectors_sha256: "v".into(),
+                dims: 4,
+                file: "vectors.i8".into(),
+                unit: crate::model::VectorUnit::Page,
+            }),
+            ..Default::default()
+        };
+        let rows = |n: usize| {
+            let r: Vec<Vec<f32>> = (0..n).map(|_| vec![1.0, 0.0, 0.5, 0.0]).collect();
+            encode_vectors(Path::new("v"), 4, &r).unwrap()
+        };
+        let t = tempfile::tempdir().unwrap();
+        let write = |extras: Vec<(&str, Vec<u8>)>, name: &str| {
+            let made = t.path().join("made").join(rand_suffix().to_string());
+            let dir =
+                crate::artifact::write(&made, &meta, &pages, &sections, &[], &extras).unwrap();
+            // Named so that the second sorts as the newer.
+            let to = t.path().join("root/s/v").join(name);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(&dir, &to).unwrap();
+            to
+        };
+        let older = write(
+            vec![("vectors.i8", rows(2))],
+            "20260101T000000Z-aaaaaaaaaaaa",
+        );
+        let newer = write(
+            vec![("vectors.i8", rows(1))],
+            "20260102T000000Z-bbbbbbbbbbbb",
+        );
+        crate::artifact::verify(&newer).unwrap();
+
+        let (lib, warnings) = Library::load_dir(&t.path().join("root")).unwrap();
+        assert_eq!(lib.sources.len(), 1);
+        assert_eq!(lib.sources[0].dir.as_deref(), Some(older.as_path()));
+        assert_eq!(lib.rejected, 1);
+        let w = warnings.join("\n");
+        assert!(
+            w.contains("vectors.i8: 1 vectors of 4 dims for 2 pages"),
+            "{w}"
+        );
+        assert_eq!(w.matches("vectors.i8").count(), 1, "{w}");
+        // The previous snapshot's files wait for a model; none was given.
+        assert!(lib.sources[0].dense.is_none() && lib.sources[0].vectors.is_none());
+        let opened = LoadedSource::open(&older).unwrap();
+        assert_eq!(opened.dense.as_ref().map(|d| d.vectors.len()), Some(2));
+
+        // A class reference whose bytes match their sum but do not parse.
+        let classes = write(
+            vec![
+                ("vectors.i8", rows(2)),
+                (crate::artifact::CLASSES_FILE, b"{not json".to_vec()),
+            ],
+            "20260103T000000Z-cccccccccccc",
+        );
+        let e = check_servable(&classes).unwrap_err().to_string();
+        assert!(e.contains("classes.jsonl: line 1"), "{e}");
+        assert_eq!(e.matches("classes.jsonl").count(), 1, "{e}");
     }
 
     /// A fresh number for each artifact's output folder.
