@@ -543,6 +543,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             "cosine" => l.cosine = f(),
             "cosine_adaptive" => l.cosine_adaptive = f(),
             "cosine_named" => l.cosine_named = f(),
+            "cosine_lead" => l.cosine_lead = f(),
             "asked" => l.asked = f(),
             "asked_second" => l.asked_second = f(),
             "asked_words" => l.asked_words = f(),

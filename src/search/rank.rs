@@ -170,6 +170,7 @@ impl Default for RankConfig {
                 // "A second blind sample".
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
+                cosine_lead: 0.0,
                 asked: 0.5,
                 asked_second: 0.0,
                 // BENCHMARKS.md, session 45.
@@ -191,6 +192,12 @@ impl Default for RankConfig {
                 // (flat from 0.9 to 1.25), the team's sample 0.555 -> 0.579.
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
+                // Session 51, on the pool with blind8 (1,256 questions;
+                // BENCHMARKS.md, "Words that single out one page"): Godot
+                // MRR@10 0.889 -> 0.896, five samples up (blind7 and
+                // blind8, random pages, most), dev and blind2 one place
+                // down each. Agent-docs loses at every weight.
+                cosine_lead: 2.0,
                 // Session 47, chosen on dev, the team's and blind-blind5
                 // pooled (BENCHMARKS.md, "A larger set to choose on"):
                 // 0.5 -> 0.6 loses on none, gains blind2 and blind5; 0.7
@@ -222,6 +229,7 @@ impl Default for RankConfig {
                 // the second blind sample one question up.
                 cosine_adaptive: 1.0,
                 cosine_named: 1.0,
+                cosine_lead: 0.0,
                 // Session 46: the questions written for LeapView's pages
                 // (adapters/README.md) lift dev 0.958 → 0.975 through the
                 // cosine. Their words add nothing on dev with the model
@@ -291,6 +299,11 @@ pub struct FamilyLevers {
     /// names carry). A name the docs print is their own word, matched
     /// exactly; the meaning of the rest should not pull past it.
     pub cosine_named: f64,
+    /// How much `cosine` shrinks where the best lexical page leads the
+    /// second by far and covers the query: × (1 − this × its coverage × its
+    /// lead, (first − second) / first). Words that single out one page
+    /// are firmer evidence than a nearness in meaning to others.
+    pub cosine_lead: f64,
     /// Share of a page's cosine taken from the cosine to the nearest
     /// question asked of it (`embed::asked`): (1 − this) × the page's +
     /// this × the question's. A question in users' words is often nearer
@@ -1240,6 +1253,17 @@ impl Library {
     }
 }
 
+/// How far the best lexical page stands out: its coverage of the query ×
+/// its lead over the second lexical page, (first − second) / first (a lone
+/// lexical page leads by 1). 0 without lexical hits.
+fn lexical_lead(hits: &[PageHit], lexical: usize) -> f64 {
+    let Some(top) = hits.first().filter(|h| lexical > 0 && h.rank > 0.0) else {
+        return 0.0;
+    };
+    let second = hits[..lexical].get(1).map_or(0.0, |h| h.rank.max(0.0));
+    top.coverage.clamp(0.0, 1.0) * ((top.rank - second) / top.rank).clamp(0.0, 1.0)
+}
+
 /// Dense retrieval pays where the query's words are not the docs' words:
 /// the share of the query the best lexical page (the first of `hits`, when
 /// the first `lexical` came from the lexical side) leaves uncovered.
@@ -1324,7 +1348,8 @@ fn fuse_page_cosines(
 ) {
     let weight = levers.cosine
         * (1.0 + levers.cosine_adaptive * uncovered_share(hits, lexical))
-        * (1.0 - levers.cosine_named * named).max(0.0);
+        * (1.0 - levers.cosine_named * named).max(0.0)
+        * (1.0 - levers.cosine_lead * lexical_lead(hits, lexical)).max(0.0);
     // The questions' words yield to a name the docs print, as the cosine
     // does, and count where the page's own words miss.
     let words_weight = levers.asked_words
@@ -2008,6 +2033,37 @@ mod tests {
         // meaning decides; a fully covered query keeps the fixed weight.
         assert_eq!(order(0.4, 1.0), vec![1, 0, 2]);
         assert_eq!(order(1.0, 1.0), vec![0, 1, 2]);
+    }
+
+    /// A best lexical page that covers the query and leads the second by
+    /// far keeps its place against a page nearer in meaning; the same page
+    /// with a narrow lead, or covering little, gives way.
+    #[test]
+    fn a_page_the_words_single_out_keeps_its_lead() {
+        let cos = |h: &PageHit| [0.20f32, 0.45][h.page];
+        let order = |top: (f64, f64), second_rank: f64, lead: f64| {
+            let levers = FamilyLevers {
+                cosine: 4.0,
+                cosine_lead: lead,
+                ..FamilyLevers::default()
+            };
+            let mut h = page_hits(&[(0, top.0, top.1), (1, second_rank, 0.4)]);
+            fuse_page_cosines(&mut h, 2, &levers, 0.0, cos, |_| 0.0f32);
+            h.iter().map(|h| h.page).collect::<Vec<_>>()
+        };
+        // Covered whole, leading 2.0 to 0.4 (lead 0.8): weight 4 × (1 −
+        // 2 × 0.8) is 0, the words decide; without the lever meaning does
+        // (1 + 0.8 against 0.2 + 1.8).
+        assert_eq!(order((2.0, 1.0), 0.4, 2.0), vec![0, 1]);
+        assert_eq!(order((2.0, 1.0), 0.4, 0.0), vec![1, 0]);
+        // A narrow lead (2.0 to 1.8: weight 3.2) gives way.
+        assert_eq!(order((2.0, 1.0), 1.8, 2.0), vec![1, 0]);
+        // Leading 2.0 to 1.0, the page keeps its place when it covers the
+        // query, not when it covers a fifth of it (weight 0 against 3.2).
+        assert_eq!(order((2.0, 1.0), 1.0, 2.0), vec![0, 1]);
+        assert_eq!(order((2.0, 0.2), 1.0, 2.0), vec![1, 0]);
+        assert_eq!(lexical_lead(&page_hits(&[(0, 2.0, 0.5)]), 1), 0.5);
+        assert_eq!(lexical_lead(&page_hits(&[(0, 2.0, 0.5)]), 0), 0.0);
     }
 
     #[test]
