@@ -531,15 +531,18 @@ struct PageHead {
 }
 
 /// Open an artifact directory for serving (see [`Served`]). `also` names
-/// further files the caller parses (the embedding's companions): like the
-/// record files they are read once, their sha256 taken from the bytes that
-/// are handed over in [`Served::extras`].
-pub fn open_served(dir: &Path, also: &[&str]) -> Result<Served, ArtifactError> {
+/// further files the caller parses (the embedding's companions), and
+/// `embedding` asks for the manifest's vector file: like the record files
+/// they are read once, their sha256 taken from the bytes that are handed
+/// over in [`Served::extras`]; the others are streamed through their sha256.
+pub fn open_served(dir: &Path, also: &[&str], embedding: bool) -> Result<Served, ArtifactError> {
     const PAGES: &str = "pages.jsonl";
     const SECTIONS: &str = "sections.jsonl";
     let manifest = read_manifest(dir)?;
     check_schema(dir, &manifest)?;
-    let embedding = manifest.embedding.as_ref().map(|e| e.file.as_str());
+    let embedding = (manifest.embedding.as_ref())
+        .filter(|_| embedding)
+        .map(|e| e.file.as_str());
     let handed: Vec<&str> = [CLASSES_FILE, LINKS_FILE, UNIT_TERMS_FILE, ALIASES_FILE]
         .into_iter()
         .chain(embedding)
@@ -938,7 +941,7 @@ mod tests {
         let sections: Vec<Section> = urls.iter().map(|u| sec(u)).collect();
         let dir = write(root.path(), &meta, &pages, &sections, &[], &[]).unwrap();
 
-        let served = open_served(&dir, &[]).unwrap();
+        let served = open_served(&dir, &[], true).unwrap();
         let got: Vec<&str> = served.sections.iter().map(|s| s.url.as_str()).collect();
         assert_eq!(got, urls);
         let got: Vec<&str> = served.pages.iter().map(|p| p.url.as_str()).collect();
@@ -953,7 +956,7 @@ mod tests {
             let path = dir.join(name);
             let original = std::fs::read_to_string(&path).unwrap();
             std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
-            let err = open_served(&dir, &[])
+            let err = open_served(&dir, &[], true)
                 .err()
                 .expect("a changed record file is refused");
             let msg = err.to_string();
@@ -963,7 +966,7 @@ mod tests {
             );
             std::fs::write(&path, original).unwrap();
         }
-        assert!(open_served(&dir, &[]).is_ok());
+        assert!(open_served(&dir, &[], true).is_ok());
     }
 
     #[test]

@@ -697,16 +697,19 @@ struct ModelChoice {
     query_cache: Option<usize>,
 }
 
-/// The model to embed with: `--model`, else the default folder when it
-/// holds a model, else `None` (lexical search only, said once here).
-fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedder>>> {
-    let (dir, how) = match (&choice.dir, default_model_dir()) {
-        (Some(dir), _) => (dir.clone(), "--model"),
+/// The folder of the model to embed with and how it was chosen: `--model`,
+/// else the default folder when it holds a model, else `None` (lexical
+/// search only, said once here).
+fn chosen_model_dir(choice: &ModelChoice) -> Option<(PathBuf, &'static str)> {
+    match (&choice.dir, default_model_dir()) {
+        (Some(dir), _) => Some((dir.clone(), "--model")),
         (None, _) if choice.no_default => {
             tracing::info!("--no-default-model: search is lexical only (no dense retrieval)");
-            return Ok(None);
+            None
         }
-        (None, Some(dir)) if dir.join("model.safetensors").is_file() => (dir, "the default model"),
+        (None, Some(dir)) if dir.join("model.safetensors").is_file() => {
+            Some((dir, "the default model"))
+        }
         (None, default) => {
             let at = default
                 .map(|d| format!(" at `{}`", d.display()))
@@ -715,16 +718,32 @@ fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedde
                 "no embedding model{at} (`scripts/fetch-model.sh --teacher-only` installs it, \
                  or pass --model DIR): search is lexical only"
             );
-            return Ok(None);
+            None
         }
+    }
+}
+
+/// The model [`chosen_model_dir`] names, loaded.
+fn load_model(choice: &ModelChoice) -> Result<Option<Arc<docsnap::embed::Embedder>>> {
+    let Some((dir, how)) = chosen_model_dir(choice) else {
+        return Ok(None);
     };
-    let mut m = docsnap::embed::Embedder::load(&dir)
+    load_model_from(choice, &dir, how).map(Some)
+}
+
+/// The model in `dir` (chosen as `how` says), with `choice`'s query cache.
+fn load_model_from(
+    choice: &ModelChoice,
+    dir: &std::path::Path,
+    how: &str,
+) -> Result<Arc<docsnap::embed::Embedder>> {
+    let mut m = docsnap::embed::Embedder::load(dir)
         .with_context(|| format!("{how} `{}`", dir.display()))?;
     if let Some(n) = choice.query_cache {
         m = m.with_query_cache(n);
     }
     tracing::info!("embedding model ({how}): {}", m.identity());
-    Ok(Some(Arc::new(m)))
+    Ok(Arc::new(m))
 }
 
 /// The artifacts under `dir`, with the model `model` chooses (none when
@@ -738,9 +757,21 @@ fn load_library(dir: &std::path::Path, model: Option<&ModelChoice>) -> Result<Li
             dir.display()
         );
     }
+    // Known before anything loads: whether the artifacts' embedding files
+    // are wanted (a server without a model does not hold them).
+    let chosen = model.and_then(|c| chosen_model_dir(c).map(|d| (c, d)));
+    let awaiting = chosen.is_some();
     let (loaded, model) = std::thread::scope(|scope| {
-        let model = scope.spawn(|| model.map_or(Ok(None), load_model));
-        let loaded = Library::load_dir_with(dir, None);
+        let model = scope.spawn(|| {
+            chosen
+                .as_ref()
+                .map(|(c, (dir, how))| load_model_from(c, dir, how))
+                .transpose()
+        });
+        let loaded = match awaiting {
+            true => Library::load_dir_awaiting_model(dir),
+            false => Library::load_dir(dir),
+        };
         let model = model
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("loading the embedding model panicked")));

@@ -144,11 +144,18 @@ impl VectorStore {
     /// between header and size is an error naming the file.
     pub fn load(path: &Path) -> Result<VectorStore, EmbedError> {
         let bytes = fs::read(path).map_err(|e| EmbedError::io(path, e))?;
-        Self::from_bytes(path, &bytes)
+        Self::from_vec(path, bytes)
     }
 
     /// [`VectorStore::load`] of bytes already read; `path` only names them in errors.
     pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<VectorStore, EmbedError> {
+        Self::from_vec(path, bytes.to_vec())
+    }
+
+    /// [`VectorStore::from_bytes`] taking the bytes: the rows stay where
+    /// they were read, so a server holds an artifact's vectors once, not
+    /// twice, while it loads.
+    pub fn from_vec(path: &Path, mut bytes: Vec<u8>) -> Result<VectorStore, EmbedError> {
         if bytes.len() < HEADER_LEN {
             return Err(EmbedError::invalid(
                 path,
@@ -182,8 +189,10 @@ impl VectorStore {
         }
         let rows = rows as usize;
         let scales_end = HEADER_LEN + rows * 4;
-        let data: Vec<i8> = bytes[scales_end..].iter().map(|&b| b as i8).collect();
-        let factor = bytes[HEADER_LEN..scales_end]
+        let scales: Vec<u8> = bytes.drain(..scales_end).skip(HEADER_LEN).collect();
+        // Same size and alignment: collected in place, no second buffer.
+        let data: Vec<i8> = bytes.into_iter().map(|b| b as i8).collect();
+        let factor = scales
             .chunks_exact(4)
             .zip(data.chunks_exact(dims))
             .map(|(s, row)| {

@@ -143,13 +143,22 @@ impl LoadedSource {
     /// Load a verified artifact directory with its on-disk index (page
     /// bodies stay on disk until asked for).
     pub fn open(dir: &Path) -> Result<Self, crate::artifact::ArtifactError> {
+        Self::open_reading(dir, true)
+    }
+
+    /// [`LoadedSource::open`]; without `dense` the embedding's files are
+    /// only verified (streamed through their sha256), not read and fitted:
+    /// a server without a model uses none of them, and holding them while
+    /// it loads left their size in its resident memory for good.
+    fn open_reading(dir: &Path, dense: bool) -> Result<Self, crate::artifact::ArtifactError> {
         use crate::artifact::{parse_json, CLASSES_FILE, LINKS_FILE};
         use crate::embed::{adapter::ADAPTER_FILE, asked};
         use crate::index::{UnitTerms, UNIT_TERMS_FILE};
-        let mut a = crate::artifact::open_served(
-            dir,
-            &[ADAPTER_FILE, asked::ASKED_VECTORS, asked::ASKED_META],
-        )?;
+        let also: &[&str] = match dense {
+            true => &[ADAPTER_FILE, asked::ASKED_VECTORS, asked::ASKED_META],
+            false => &[asked::ASKED_META],
+        };
+        let mut a = crate::artifact::open_served(dir, also, dense)?;
         let index = SectionIndex::open(&dir.join("index"))?;
         // Counted at build time; older artifacts are counted here, from
         // their pages' bodies.
@@ -209,7 +218,9 @@ impl LoadedSource {
         // Read now, so that files which do not fit the records refuse the
         // artifact (and a server loads the previous snapshot) instead of
         // serving it without its vectors.
-        s.dense = s.read_dense(dir, |name| Ok(a.extras.remove(name)))?;
+        if dense {
+            s.dense = s.read_dense(dir, |name| Ok(a.extras.remove(name)))?;
+        }
         if let Some(b) = a.extras.remove(CLASSES_FILE) {
             s.classes = classes::LazyClasses::pending(dir.join(CLASSES_FILE), b);
         }
@@ -319,7 +330,7 @@ impl LoadedSource {
                 "the manifest's embedding names it, but the artifact does not list it".into(),
             ));
         };
-        let vectors = VectorStore::from_bytes(&dir.join(&info.file), &b)?;
+        let vectors = VectorStore::from_vec(&dir.join(&info.file), b)?;
         if vectors.len() != rows || vectors.dims() != dims {
             return Err(corrupt(
                 &info.file,
@@ -352,7 +363,7 @@ impl LoadedSource {
         let asked = match listed_bytes(asked::ASKED_VECTORS)? {
             Some(b) if info.unit == crate::model::VectorUnit::Page => {
                 let path = dir.join(asked::ASKED_VECTORS);
-                let v = VectorStore::from_bytes(&path, &b)?;
+                let v = VectorStore::from_vec(&path, b)?;
                 asked::check_rows(&path, self.asked_pages.len(), &v, dims)?;
                 Some(v)
             }
@@ -634,8 +645,19 @@ impl Library {
     /// Load the newest verified artifact of every (source, version) under
     /// `root`. An artifact that fails verification is skipped with a warning
     /// and the next older one is tried: a corrupt snapshot is never served.
+    /// Served lexically: the embedding's files are verified, not read.
     pub fn load_dir(root: &Path) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         Self::load_dir_with(root, None)
+    }
+
+    /// [`Library::load_dir`] for a model attached afterwards
+    /// ([`Library::attach_model`]): the embedding's files are read and
+    /// fitted with the records, and an artifact whose files do not fit
+    /// gives way to the previous snapshot.
+    pub fn load_dir_awaiting_model(
+        root: &Path,
+    ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
+        Self::load_artifacts(root, true)
     }
 
     /// [`Library::load_dir`] with a model for dense retrieval: each artifact
@@ -645,7 +667,7 @@ impl Library {
         root: &Path,
         model: Option<std::sync::Arc<crate::embed::Embedder>>,
     ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
-        let (mut lib, mut warnings) = Self::load_artifacts(root)?;
+        let (mut lib, mut warnings) = Self::load_artifacts(root, model.is_some())?;
         warnings.extend(lib.attach_model(model));
         Ok((lib, warnings))
     }
@@ -670,6 +692,7 @@ impl Library {
     /// The artifacts under `root`, verified and parsed, without vectors.
     fn load_artifacts(
         root: &Path,
+        dense: bool,
     ) -> Result<(Library, Vec<String>), crate::artifact::ArtifactError> {
         let mut lib = Library {
             root: Some(root.to_path_buf()),
@@ -684,7 +707,7 @@ impl Library {
             let mut warnings = Vec::new();
             let mut rejected = 0;
             for dir in group {
-                match LoadedSource::open(dir) {
+                match LoadedSource::open_reading(dir, dense) {
                     Ok(s) => return (Some(s), warnings, rejected),
                     Err(e) => {
                         rejected += 1;
@@ -1042,7 +1065,8 @@ mod servable_tests {
         );
         crate::artifact::verify(&newer).unwrap();
 
-        let (lib, warnings) = Library::load_dir(&t.path().join("root")).unwrap();
+        let root = t.path().join("root");
+        let (lib, warnings) = Library::load_dir_awaiting_model(&root).unwrap();
         assert_eq!(lib.sources.len(), 1);
         assert_eq!(lib.sources[0].dir.as_deref(), Some(older.as_path()));
         assert_eq!(lib.rejected, 1);
@@ -1052,10 +1076,17 @@ mod servable_tests {
             "{w}"
         );
         assert_eq!(w.matches("vectors.i8").count(), 1, "{w}");
-        // The previous snapshot's files wait for a model; none was given.
-        assert!(lib.sources[0].dense.is_none() && lib.sources[0].vectors.is_none());
-        let opened = LoadedSource::open(&older).unwrap();
-        assert_eq!(opened.dense.as_ref().map(|d| d.vectors.len()), Some(2));
+        // The previous snapshot's files wait for the model.
+        assert_eq!(
+            lib.sources[0].dense.as_ref().map(|d| d.vectors.len()),
+            Some(2)
+        );
+        // A server without a model uses none of them: it serves the newest,
+        // whose records are sound, and holds no vectors.
+        let (lexical, _) = Library::load_dir(&root).unwrap();
+        assert_eq!(lexical.sources[0].dir.as_deref(), Some(newer.as_path()));
+        assert_eq!(lexical.rejected, 0);
+        assert!(lexical.sources[0].dense.is_none() && lexical.sources[0].vectors.is_none());
 
         // A class reference whose bytes match their sum but do not parse.
         let classes = write(
