@@ -939,28 +939,7 @@ mod servable_tests {
     /// the pages, or the questions); the same files that fit load.
     #[test]
     fn files_that_match_their_sums_but_not_one_another_are_refused_by_name() {
-        use crate::model::testing::{lead_section, page_of};
-        let (a, b) = ("https://d.example/a", "https://d.example/b");
-        let pages = vec![page_of(a, "words"), page_of(b, "words")];
-        let sections = vec![lead_section(a, "words"), lead_section(b, "words")];
-        let meta = crate::artifact::ArtifactMeta {
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            embedding: Some(crate::model::EmbeddingInfo {
-                model: "m".into(),
-                teacher_sha256: "t".into(),
-                vectors_sha256: "v".into(),
-                dims: 4,
-                file: "vectors.i8".into(),
-                unit: crate::model::VectorUnit::Page,
-            }),
-            ..Default::default()
-        };
-        let rows = |n: usize| {
-            let r: Vec<Vec<f32>> = (0..n).map(|i| vec![1.0, i as f32, 0.5, 0.0]).collect();
-            encode_vectors(Path::new("v"), 4, &r).unwrap()
-        };
+        let (pages, sections, meta) = two_pages_with_vectors();
         let asked = |pages: Vec<u32>| {
             let texts = pages.iter().map(|p| format!("question {p}")).collect();
             serde_json::to_vec(&AskedMeta {
@@ -1022,28 +1001,7 @@ mod servable_tests {
     /// A class reference that does not parse is refused naming its file once.
     #[test]
     fn a_server_passes_over_a_snapshot_whose_vectors_do_not_fit() {
-        use crate::model::testing::{lead_section, page_of};
-        let (a, b) = ("https://d.example/a", "https://d.example/b");
-        let pages = vec![page_of(a, "words"), page_of(b, "words")];
-        let sections = vec![lead_section(a, "words"), lead_section(b, "words")];
-        let meta = crate::artifact::ArtifactMeta {
-            source: "s".into(),
-            product: "p".into(),
-            version: "v".into(),
-            embedding: Some(crate::model::EmbeddingInfo {
-                model: "m".into(),
-                teacher_sha256: "t".into(),
-                vectors_sha256: "v".into(),
-                dims: 4,
-                file: "vectors.i8".into(),
-                unit: crate::model::VectorUnit::Page,
-            }),
-            ..Default::default()
-        };
-        let rows = |n: usize| {
-            let r: Vec<Vec<f32>> = (0..n).map(|_| vec![1.0, 0.0, 0.5, 0.0]).collect();
-            encode_vectors(Path::new("v"), 4, &r).unwrap()
-        };
+        let (pages, sections, meta) = two_pages_with_vectors();
         let t = tempfile::tempdir().unwrap();
         let write = |extras: Vec<(&str, Vec<u8>)>, name: &str| {
             let made = t.path().join("made").join(rand_suffix().to_string());
@@ -1099,6 +1057,36 @@ mod servable_tests {
         let e = check_servable(&classes).unwrap_err().to_string();
         assert!(e.contains("classes.jsonl: line 1"), "{e}");
         assert_eq!(e.matches("classes.jsonl").count(), 1, "{e}");
+    }
+
+    /// Two pages of one section each, and an artifact's identity that
+    /// says it has page vectors of 4 dims in `vectors.i8`.
+    fn two_pages_with_vectors() -> (Vec<Page>, Vec<Section>, crate::artifact::ArtifactMeta) {
+        use crate::model::testing::{lead_section, page_of};
+        let (a, b) = ("https://d.example/a", "https://d.example/b");
+        let pages = vec![page_of(a, "words"), page_of(b, "words")];
+        let sections = vec![lead_section(a, "words"), lead_section(b, "words")];
+        let meta = crate::artifact::ArtifactMeta {
+            source: "s".into(),
+            product: "p".into(),
+            version: "v".into(),
+            embedding: Some(crate::model::EmbeddingInfo {
+                model: "m".into(),
+                teacher_sha256: "t".into(),
+                vectors_sha256: "v".into(),
+                dims: 4,
+                file: "vectors.i8".into(),
+                unit: crate::model::VectorUnit::Page,
+            }),
+            ..Default::default()
+        };
+        (pages, sections, meta)
+    }
+
+    /// `n` rows of 4 dims, as a vector file holds them.
+    fn rows(n: usize) -> Vec<u8> {
+        let r: Vec<Vec<f32>> = (0..n).map(|i| vec![1.0, i as f32, 0.5, 0.0]).collect();
+        encode_vectors(Path::new("v"), 4, &r).unwrap()
     }
 
     /// A fresh number for each artifact's output folder.
