@@ -227,6 +227,11 @@ fn hash_tree_except(dir: &Path, later: &[&str]) -> Result<BTreeMap<String, Strin
     Ok(out)
 }
 
+/// The `check` of [`write`] that accepts every artifact.
+pub fn no_check(_: &Path) -> Result<(), ArtifactError> {
+    Ok(())
+}
+
 fn sync_dir(dir: &Path) -> Result<(), ArtifactError> {
     std::fs::File::open(dir)
         .and_then(|f| f.sync_all())
@@ -236,23 +241,13 @@ fn sync_dir(dir: &Path) -> Result<(), ArtifactError> {
 /// Write a complete artifact under `out` and return its directory. Pages must be
 /// sorted by URL and sections grouped by page in page order. `extras` are
 /// further files of the artifact (e.g. `classes.jsonl`), named relative to it.
+///
+/// `check` runs on the finished artifact under its hidden name, before the
+/// rename that makes it visible: an artifact it refuses is removed and
+/// never seen by a reader. The build passes the server's own load
+/// (`search::check_servable`), which this layer cannot name; [`no_check`]
+/// accepts everything.
 pub fn write(
-    out: &Path,
-    meta: &ArtifactMeta,
-    pages: &[Page],
-    sections: &[Section],
-    outcomes: &[UrlOutcome],
-    extras: &[(&str, Vec<u8>)],
-) -> Result<PathBuf, ArtifactError> {
-    write_checked(out, meta, pages, sections, outcomes, extras, &|_| Ok(()))
-}
-
-/// [`write`], with `check` run on the finished artifact under its hidden
-/// name before the rename that makes it visible: an artifact `check`
-/// refuses is removed and never seen by a reader. The build passes the
-/// server's own load (`search::check_servable`), which this layer cannot
-/// name.
-pub fn write_checked(
     out: &Path,
     meta: &ArtifactMeta,
     pages: &[Page],
@@ -939,7 +934,7 @@ mod tests {
         let urls = ["https://d.example/a", "https://d.example/b"];
         let pages: Vec<Page> = urls.iter().map(|u| page(u)).collect();
         let sections: Vec<Section> = urls.iter().map(|u| sec(u)).collect();
-        let dir = write(root.path(), &meta, &pages, &sections, &[], &[]).unwrap();
+        let dir = write(root.path(), &meta, &pages, &sections, &[], &[], &no_check).unwrap();
 
         let served = open_served(&dir, &[], true).unwrap();
         let got: Vec<&str> = served.sections.iter().map(|s| s.url.as_str()).collect();
@@ -1004,7 +999,7 @@ mod tests {
         // Content hashes chosen in both orders: the hash never decides.
         let mut made = Vec::new();
         for md in ["one", "two", "three", "four"] {
-            made.push(write(t.path(), &meta, &[page(md)], &[], &[], &[]).unwrap());
+            made.push(write(t.path(), &meta, &[page(md)], &[], &[], &[], &no_check).unwrap());
         }
         let mut sorted = made.clone();
         sorted.sort();
@@ -1030,7 +1025,7 @@ mod tests {
                 message: "counts do not fit".into(),
             })
         };
-        let e = write_checked(
+        let e = write(
             t.path(),
             &meta,
             std::slice::from_ref(&page),
@@ -1055,8 +1050,8 @@ mod tests {
             .collect();
         assert!(left.is_empty(), "nothing left behind: {left:?}");
         assert_eq!(previous(t.path(), "s", "v"), None);
-        // A check that passes publishes as `write` does.
-        let dir = write_checked(t.path(), &meta, &[page], &[], &[], &[], &|_| Ok(())).unwrap();
+        // A check that passes makes it visible.
+        let dir = write(t.path(), &meta, &[page], &[], &[], &[], &no_check).unwrap();
         assert_eq!(previous(t.path(), "s", "v").as_ref(), Some(&dir));
     }
 

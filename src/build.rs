@@ -461,7 +461,7 @@ pub async fn build_version(
         // The artifact is opened as a server opens it before it becomes
         // visible: a writer's defect fails this build, naming the file,
         // instead of leaving a snapshot every server would skip.
-        let dir = artifact::write_checked(
+        let dir = artifact::write(
             &opts.out,
             &meta,
             &pages,

@@ -852,12 +852,16 @@ mod link_tests {
         };
         let want = crate::inlinks::count_records(&pages, &sections);
         assert_eq!(want.sections, [1, 0, 1]);
+        // These records under `out`, with `extras`, unchecked.
+        let write = |out: &Path, extras: &[(&str, Vec<u8>)]| {
+            use crate::artifact::{no_check, write};
+            write(out, &meta, &pages, &sections, &[], extras, &no_check).unwrap()
+        };
 
         let with = tempfile::tempdir().unwrap();
         let write_with_links = || {
             let bytes = serde_json::to_vec(&want).unwrap();
-            let extras = [(crate::artifact::LINKS_FILE, bytes)];
-            crate::artifact::write(with.path(), &meta, &pages, &sections, &[], &extras).unwrap()
+            write(with.path(), &[(crate::artifact::LINKS_FILE, bytes)])
         };
         let dir = write_with_links();
         let s = LoadedSource::open(&dir).unwrap();
@@ -867,8 +871,7 @@ mod link_tests {
         );
 
         let without = tempfile::tempdir().unwrap();
-        let old =
-            crate::artifact::write(without.path(), &meta, &pages, &sections, &[], &[]).unwrap();
+        let old = write(without.path(), &[]);
         let s = LoadedSource::open(&old).unwrap();
         assert_eq!(
             (&s.section_inlinks, &s.page_inlinks),
@@ -907,7 +910,7 @@ mod link_tests {
                 .into_iter()
                 .map(|b| (crate::index::UNIT_TERMS_FILE, b))
                 .collect();
-            crate::artifact::write(terms.path(), &meta, &pages, &sections, &[], &extras).unwrap()
+            write(terms.path(), &extras)
         };
         let counted = LoadedSource::open(&write_terms(None)).unwrap().unit_terms;
         assert!(counted.sections() == sections.len() && counted != Default::default());
@@ -939,7 +942,6 @@ mod servable_tests {
     /// the pages, or the questions); the same files that fit load.
     #[test]
     fn files_that_match_their_sums_but_not_one_another_are_refused_by_name() {
-        let (pages, sections, meta) = two_pages_with_vectors();
         let asked = |pages: Vec<u32>| {
             let texts = pages.iter().map(|p| format!("question {p}")).collect();
             serde_json::to_vec(&AskedMeta {
@@ -951,8 +953,7 @@ mod servable_tests {
         };
         let t = tempfile::tempdir().unwrap();
         let write = |extras: Vec<(&str, Vec<u8>)>| {
-            let out = t.path().join(rand_suffix().to_string());
-            crate::artifact::write(&out, &meta, &pages, &sections, &[], &extras).unwrap()
+            write_two_pages(&t.path().join(rand_suffix().to_string()), &extras)
         };
         let fits = write(vec![
             ("vectors.i8", rows(2)),
@@ -1001,12 +1002,10 @@ mod servable_tests {
     /// A class reference that does not parse is refused naming its file once.
     #[test]
     fn a_server_passes_over_a_snapshot_whose_vectors_do_not_fit() {
-        let (pages, sections, meta) = two_pages_with_vectors();
         let t = tempfile::tempdir().unwrap();
         let write = |extras: Vec<(&str, Vec<u8>)>, name: &str| {
             let made = t.path().join("made").join(rand_suffix().to_string());
-            let dir =
-                crate::artifact::write(&made, &meta, &pages, &sections, &[], &extras).unwrap();
+            let dir = write_two_pages(&made, &extras);
             // Named so that the second sorts as the newer.
             let to = t.path().join("root/s/v").join(name);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
@@ -1059,9 +1058,10 @@ mod servable_tests {
         assert_eq!(e.matches("classes.jsonl").count(), 1, "{e}");
     }
 
-    /// Two pages of one section each, and an artifact's identity that
-    /// says it has page vectors of 4 dims in `vectors.i8`.
-    fn two_pages_with_vectors() -> (Vec<Page>, Vec<Section>, crate::artifact::ArtifactMeta) {
+    /// An artifact under `out` of two pages of one section each, whose
+    /// manifest says it has page vectors of 4 dims in `vectors.i8`, with
+    /// `extras` (unchecked).
+    fn write_two_pages(out: &Path, extras: &[(&str, Vec<u8>)]) -> std::path::PathBuf {
         use crate::model::testing::{lead_section, page_of};
         let (a, b) = ("https://d.example/a", "https://d.example/b");
         let pages = vec![page_of(a, "words"), page_of(b, "words")];
@@ -1080,7 +1080,8 @@ mod servable_tests {
             }),
             ..Default::default()
         };
-        (pages, sections, meta)
+        let no_check = crate::artifact::no_check;
+        crate::artifact::write(out, &meta, &pages, &sections, &[], extras, &no_check).unwrap()
     }
 
     /// `n` rows of 4 dims, as a vector file holds them.

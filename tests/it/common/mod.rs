@@ -442,5 +442,14 @@ pub fn synthetic(out: &Path, n: usize, salt: &str) -> PathBuf {
         version: "1".into(),
         ..Default::default()
     };
-    docsnap::artifact::write(out, &meta, &pages, &sections, &[], &[]).expect("write artifact")
+    docsnap::artifact::write(
+        out,
+        &meta,
+        &pages,
+        &sections,
+        &[],
+        &[],
+        &docsnap::artifact::no_check,
+    )
+    .expect("write artifact")
 }
