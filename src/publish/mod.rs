@@ -420,9 +420,9 @@ pub fn publish(
     to: &Path,
     opts: &PublishOptions,
 ) -> Result<PublishReport, PublishError> {
-    artifact::verify(artifact_dir)?;
-    // Sums that match prove the files are the writer's, not that a server
-    // can use them: what every server would skip is not published.
+    // Opened as a server opens it: every file against its sum (sums that
+    // match prove the files are the writer's), then whether a server can
+    // use them; what every server would skip is not published.
     let manifest = crate::search::check_servable(artifact_dir)?;
     for (what, v) in [
         ("source", &manifest.source),

@@ -550,9 +550,11 @@ type Loaded = (Option<LoadedSource>, Vec<String>, usize);
 /// Open the artifact at `dir` as a server would and read every file a
 /// server reads later too (the class reference, the vectors, the query
 /// adapter, the rows of the questions asked), checking that they fit one
-/// another; no model is needed, so only their shape is compared.
+/// another; no model is needed, so only their shape is compared. Every
+/// file is checked against its sum on the way, as
+/// [`crate::artifact::verify`] checks them.
 ///
-/// Why beside [`crate::artifact::verify`]: the sha256 sums prove that the
+/// Why more than [`crate::artifact::verify`]: the sha256 sums prove that the
 /// files are the ones the writer listed, not that the writer wrote files a
 /// server can use. An artifact whose sums match but whose files disagree (a
 /// writer's defect, or sums recomputed by hand) would be skipped by every
@@ -689,7 +691,8 @@ impl Library {
         warnings
     }
 
-    /// The artifacts under `root`, verified and parsed, without vectors.
+    /// The artifacts under `root`, verified and parsed; with `dense`, the
+    /// embedding's files read and fitted too (see [`LoadedSource::open`]).
     fn load_artifacts(
         root: &Path,
         dense: bool,
