@@ -65,15 +65,23 @@ impl Library {
             .max();
         // A product the query names (and the filter does not) goes first:
         // "undo changes the Cursor agent made" is about Cursor.
+        // It goes first as far as the name is its own (`name_share`).
         let named = named_products(&args.query);
+        let boosts: Vec<(&str, f64)> = named
+            .iter()
+            .filter(|_| args.product.is_none())
+            .map(|&p| {
+                let share = self.name_share(&sources, p)?;
+                Ok((p, 1.0 + (self.rank.named_product_boost - 1.0) * share))
+            })
+            .collect::<Result<_, crate::index::IndexError>>()?;
         let boost = |h: &super::rank::PageHit| {
             let p = self.sources[h.source].manifest.product.as_str();
             h.rank
-                * if named.contains(&p) {
-                    self.rank.named_product_boost
-                } else {
-                    1.0
-                }
+                * boosts
+                    .iter()
+                    .find(|(n, _)| *n == p)
+                    .map_or(1.0, |(_, b)| *b)
         };
         // Twice the pages shown: the product a query names re-sorts them,
         // and a page kept in several editions is shown once.
@@ -133,6 +141,48 @@ impl Library {
             passages,
             index_snapshot,
         })
+    }
+
+    /// How surely a query that says `product`'s name means that product:
+    /// the share, among `sources`' products, of the rate at which the
+    /// product's own sections use the name (rates, so that a large product
+    /// does not count for more). "Codex" is said by Codex's docs alone
+    /// (~1); "MCP" by every product that connects to MCP servers, and a
+    /// question about Claude Code's MCP settings says it too (~0.6).
+    fn name_share(
+        &self,
+        sources: &[usize],
+        product: &str,
+    ) -> Result<f64, crate::index::IndexError> {
+        let word = product.split('-').next().unwrap_or(product);
+        let Some(term) = crate::index::query_groups_all(word)
+            .into_iter()
+            .next()
+            .and_then(|g| g.terms.into_iter().next())
+        else {
+            return Ok(1.0);
+        };
+        let mut rates: Vec<(&str, u64, u64)> = Vec::new();
+        for &si in sources {
+            let src = &self.sources[si];
+            let df = src.index.text_doc_freq(&term)?;
+            let n = src.index.num_docs();
+            let p = src.manifest.product.as_str();
+            match rates.iter_mut().find(|(q, _, _)| *q == p) {
+                Some(r) => {
+                    r.1 += df;
+                    r.2 += n;
+                }
+                None => rates.push((p, df, n)),
+            }
+        }
+        let rate = |df: u64, n: u64| if n == 0 { 0.0 } else { df as f64 / n as f64 };
+        let all: f64 = rates.iter().map(|&(_, df, n)| rate(df, n)).sum();
+        let own = rates
+            .iter()
+            .find(|(q, _, _)| *q == product)
+            .map_or(0.0, |&(_, df, n)| rate(df, n));
+        Ok(if all > 0.0 { own / all } else { 1.0 })
     }
 
     /// Show a page that exists in several editions (sources.yaml
@@ -207,6 +257,82 @@ mod tests {
             ["claude-code", "mcp"]
         );
         assert!(named_products("plain question").is_empty());
+    }
+
+    /// A product's name in a query lifts that product's pages as far as
+    /// the name is that product's own: a name the other products' docs use
+    /// as much ("MCP", which every agent product connects to) lifts less,
+    /// and the page the query's other words single out stays first.
+    #[test]
+    fn a_name_other_products_use_too_lifts_its_product_less() {
+        use crate::model::testing::page;
+        use crate::model::Section;
+        let source = |product: &str, pages: &[(&str, &str)]| {
+            let sections = pages
+                .iter()
+                .map(|(url, text)| Section {
+                    url: (*url).into(),
+                    anchor: String::new(),
+                    heading_path: vec!["Guide".into()],
+                    level: 1,
+                    text: (*text).into(),
+                    ordinal: 0,
+                    part: 0,
+                })
+                .collect();
+            let pages = pages.iter().map(|(url, _)| page(url, "Guide")).collect();
+            let mut s = crate::search::test_library(pages, sections)
+                .sources
+                .remove(0);
+            s.manifest.product = product.into();
+            s.manifest.source = product.into();
+            s.manifest.tools = Some(crate::model::ToolSet::AgentDocs);
+            s
+        };
+        let tutorial = "https://cursor.example/tutorial";
+        let lib = Library {
+            sources: vec![
+                source(
+                    "cursor",
+                    &[
+                        (
+                            tutorial,
+                            "Build an MCP server with Bun and zod that queries Postgres.",
+                        ),
+                        (
+                            "https://cursor.example/mcp",
+                            "Add an MCP server in the settings.",
+                        ),
+                    ],
+                ),
+                source(
+                    "mcp",
+                    &[
+                        (
+                            "https://mcp.example/build",
+                            "Build an MCP server in Bun with the SDK: a Postgres example.",
+                        ),
+                        ("https://mcp.example/intro", "MCP is an open protocol."),
+                    ],
+                ),
+            ],
+            ..Default::default()
+        };
+        let share = |p: &str| lib.name_share(&[0, 1], p).unwrap();
+        // Both products' sections all say "MCP"; only Cursor's say "Cursor".
+        assert!((share("mcp") - 0.5).abs() < 1e-9, "{}", share("mcp"));
+        assert!((share("cursor") - 1.0).abs() < 1e-9, "{}", share("cursor"));
+        let args = SearchDocsArgs {
+            query: "build an MCP server with Bun, zod and Postgres".into(),
+            limit: 4,
+            product: None,
+            response_format: Default::default(),
+        };
+        let urls: Vec<String> = (lib.search_docs(&args).unwrap().passages)
+            .into_iter()
+            .map(|p| p.url)
+            .collect();
+        assert_eq!(urls[0], tutorial, "{urls:?}");
     }
 
     /// A page in two editions is one passage: the newer edition when they
