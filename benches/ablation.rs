@@ -576,6 +576,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "tutorials_within" => c.tutorials_within = f(),
         "named_product_boost" => c.named_product_boost = f(),
         "other_area" => c.other_area = f(),
+        "other_variant" => c.other_variant = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),

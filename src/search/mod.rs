@@ -10,6 +10,7 @@ pub mod leapview;
 pub mod rank;
 pub mod read_section;
 pub mod types;
+pub mod variants;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -87,6 +88,9 @@ pub struct LoadedSource {
     /// For each page, 1 + the index of the first of the manifest's `areas`
     /// it belongs to, 0 for none (empty when the source declares none).
     page_area: Vec<u16>,
+    /// Twin pages one word of their titles tells apart (`RigidBody2D`,
+    /// `RigidBody3D`), read from the titles at load.
+    pub variants: variants::Variants,
     /// Dense vectors of the sections or pages (see `vector_unit`), when
     /// the artifact has them and they were made by the library's model.
     pub vectors: Option<crate::embed::store::VectorStore>,
@@ -437,6 +441,7 @@ impl LoadedSource {
         let aliases = aliases::AliasMap::new(
             &aliases.unwrap_or_else(|| crate::aliases::collect(&sections, Vec::new())),
         );
+        let variants = variants::Variants::of_titles(pages.iter().map(|p| p.title.as_str()));
         LoadedSource {
             manifest,
             pages,
@@ -451,6 +456,7 @@ impl LoadedSource {
             aliases,
             editions: None,
             page_area: Vec::new(),
+            variants,
             vectors: None,
             vector_unit: crate::model::VectorUnit::Section,
             adapter: None,

@@ -122,6 +122,10 @@ pub struct RankConfig {
     /// Rank factor of a page in one of its source's `areas` (see
     /// [`crate::model::Area`]) that the query does not name (1: no change).
     pub other_area: f64,
+    /// Rank factor of a page whose title holds only the other word of a
+    /// variant pair (2D / 3D, see [`super::variants`]) the query names one
+    /// word of (1: no change).
+    pub other_variant: f64,
     /// Credit, in coverage, for a compound query word (`CONNECT_ONE_SHOT`,
     /// `add_child`) a unit holds only as scattered parts, against 1 for the
     /// word whole.
@@ -270,6 +274,10 @@ impl Default for RankConfig {
             // 0.943, the team's 0.753 -> 0.782, the blind sample unchanged;
             // 0.5-0.7 move the same questions (one more place, by one).
             other_area: 0.8,
+            // BENCHMARKS.md, session 52: pooled Godot MRR@10 0.891 -> 0.893,
+            // five questions up, none down; 0.85-0.5 move the same five,
+            // 0.3 costs one.
+            other_variant: 0.7,
             parts_credit: 0.85,
             feedback_pages: 3,
             feedback_terms: 8,
@@ -741,7 +749,7 @@ impl Library {
         } else {
             self.fuse_words(&mut hits, sources, &base, keep, &levers, &mut queries)?;
         }
-        self.rank_other_areas_lower(&mut hits, query);
+        self.rank_unasked_lower(&mut hits, query);
         if self.rank.asked_scores > 0.0 {
             self.cover_by_questions(&mut hits, &base);
         }
@@ -753,25 +761,47 @@ impl Library {
         Ok((hits, qv))
     }
 
-    /// Pages in an area of their source (see [`crate::model::Area`]) that
-    /// the query does not name rank at `RankConfig::other_area` of their
-    /// rank, then hits are sorted again.
-    fn rank_other_areas_lower(&self, hits: &mut [PageHit], query: &str) {
-        let f = self.rank.other_area;
-        if f == 1.0
-            || hits
+    /// Pages the query does not ask for rank lower, then hits are sorted
+    /// again: a page in an area of its source (see [`crate::model::Area`])
+    /// that the query does not name at `RankConfig::other_area` of its rank,
+    /// and a page whose title holds only the other word of a variant pair
+    /// the query names one word of (`RigidBody3D` for "my 2D crate", see
+    /// [`super::variants`]) at `RankConfig::other_variant`.
+    fn rank_unasked_lower(&self, hits: &mut [PageHit], query: &str) {
+        let (fa, fv) = (self.rank.other_area, self.rank.other_variant);
+        let areas = fa != 1.0
+            && hits
                 .iter()
-                .all(|h| self.sources[h.source].area_of(h.page).is_none())
-        {
+                .any(|h| self.sources[h.source].area_of(h.page).is_some());
+        let variants = fv != 1.0
+            && hits
+                .iter()
+                .any(|h| !self.sources[h.source].variants.is_empty());
+        if !areas && !variants {
             return;
         }
         let words = crate::util::lower_words(query);
+        let title_words = super::variants::title_words(query);
+        // The sides the query names, per source (sources hold their pairs).
+        let mut named: HashMap<usize, Vec<u8>> = HashMap::new();
         let mut moved = false;
         for h in hits.iter_mut() {
-            let Some(area) = self.sources[h.source].area_of(h.page) else {
-                continue;
-            };
-            if !area.named_by.iter().any(|w| words.contains(w)) {
+            let src = &self.sources[h.source];
+            let mut f = 1.0;
+            if let Some(area) = src.area_of(h.page).filter(|_| areas) {
+                if !area.named_by.iter().any(|w| words.contains(w)) {
+                    f *= fa;
+                }
+            }
+            if variants && !src.variants.is_empty() {
+                let n = named
+                    .entry(h.source)
+                    .or_insert_with(|| src.variants.named(&title_words));
+                if src.variants.is_other(n, h.page) {
+                    f *= fv;
+                }
+            }
+            if f != 1.0 {
                 h.rank *= f;
                 moved = true;
             }
@@ -2043,6 +2073,49 @@ mod tests {
     /// A best lexical page that covers the query and leads the second by
     /// far keeps its place against a page nearer in meaning; the same page
     /// with a narrow lead, or covering little, gives way.
+    /// Twin pages one word of their titles tells apart (2D / 3D, read
+    /// from the titles): a question that names one of the words puts the
+    /// twin whose title holds the other below the one it names, even where
+    /// that twin holds the question's other words better.
+    #[test]
+    fn a_question_that_names_one_twin_puts_the_other_below() {
+        let names = [
+            "Area", "Body", "Camera", "Light", "Path", "Shape", "Sprite", "Joint",
+        ];
+        let mut pages = Vec::new();
+        let mut sections = Vec::new();
+        for n in names {
+            for d in ["2D", "3D"] {
+                let url = format!("https://d.example/{}{}", n.to_lowercase(), d.to_lowercase());
+                pages.push(page(&url, &format!("{n}{d}")));
+                // The 3D body holds more of the question below ("never"),
+                // and says it twice: the words alone prefer the 3D twin.
+                let text = match (n, d) {
+                    ("Body", "3D") => "A body that never emits a hit signal needs contact monitoring to emit the hit signal.".to_string(),
+                    ("Body", _) => "A body emits a hit signal.".to_string(),
+                    _ => format!("The {n} node."),
+                };
+                sections.push(sec(&url, "Description", "d", &text, 0));
+            }
+        }
+        let mut lib = library(pages, sections);
+        let first = |lib: &Library| {
+            let hits = lib
+                .rank_pages(
+                    &[0],
+                    "my 2D body never emits a hit signal",
+                    None,
+                    5,
+                    FamilyLevers::default(),
+                )
+                .unwrap();
+            lib.sources[0].pages[hits[0].page].title.clone()
+        };
+        assert_eq!(first(&lib), "Body2D");
+        lib.rank.other_variant = 1.0;
+        assert_eq!(first(&lib), "Body3D");
+    }
+
     #[test]
     fn a_page_the_words_single_out_keeps_its_lead() {
         let cos = |h: &PageHit| [0.20f32, 0.45][h.page];
