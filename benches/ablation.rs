@@ -207,7 +207,7 @@ fn main() {
         (
             "lexical, named product not boosted",
             RankConfig {
-                named_product_boost: 1.0,
+                named_product_boost_lexical: 1.0,
                 ..lexical.clone()
             },
         ),
@@ -246,7 +246,7 @@ fn main() {
         (
             "lexical, named product ×1.5 (session 11)",
             RankConfig {
-                named_product_boost: 1.5,
+                named_product_boost_lexical: 1.5,
                 ..lexical.clone()
             },
         ),
@@ -263,7 +263,7 @@ fn main() {
         (
             "lexical, named product ×6",
             RankConfig {
-                named_product_boost: 6.0,
+                named_product_boost_lexical: 6.0,
                 ..lexical.clone()
             },
         ),
@@ -575,6 +575,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "tutorials_first" => c.tutorials_first = f() as usize,
         "tutorials_within" => c.tutorials_within = f(),
         "named_product_boost" => c.named_product_boost = f(),
+        "named_product_boost_lexical" => c.named_product_boost_lexical = f(),
         "other_area" => c.other_area = f(),
         "other_variant" => c.other_variant = f(),
         "dense_adaptive" => c.dense_adaptive = f(),

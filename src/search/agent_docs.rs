@@ -67,12 +67,16 @@ impl Library {
         // "undo changes the Cursor agent made" is about Cursor.
         // It goes first as far as the name is its own (`name_share`).
         let named = named_products(&args.query);
+        let most = match self.fuses_page_cosines(&sources, &self.rank.agent_docs) {
+            true => self.rank.named_product_boost,
+            false => self.rank.named_product_boost_lexical,
+        };
         let boosts: Vec<(&str, f64)> = named
             .iter()
             .filter(|_| args.product.is_none())
             .map(|&p| {
                 let share = self.name_share(&sources, p)?;
-                Ok((p, 1.0 + (self.rank.named_product_boost - 1.0) * share))
+                Ok((p, 1.0 + (most - 1.0) * share))
             })
             .collect::<Result<_, crate::index::IndexError>>()?;
         let boost = |h: &super::rank::PageHit| {
@@ -310,17 +314,22 @@ mod tests {
                     &[
                         (
                             "https://mcp.example/build",
-                            "Build an MCP server in Bun with the SDK: a Postgres example.",
+                            "Build an MCP server with the SDK: a Postgres example.",
                         ),
                         ("https://mcp.example/intro", "MCP is an open protocol."),
+                        (
+                            "https://mcp.example/roots",
+                            "Roots are the folders a client shares.",
+                        ),
                     ],
                 ),
             ],
             ..Default::default()
         };
         let share = |p: &str| lib.name_share(&[0, 1], p).unwrap();
-        // Both products' sections all say "MCP"; only Cursor's say "Cursor".
-        assert!((share("mcp") - 0.5).abs() < 1e-9, "{}", share("mcp"));
+        // Every Cursor section says "MCP", two in three of MCP's: MCP's
+        // share of the name is 2/3 / (2/3 + 1). Only Cursor's say "Cursor".
+        assert!((share("mcp") - 0.4).abs() < 1e-9, "{}", share("mcp"));
         assert!((share("cursor") - 1.0).abs() < 1e-9, "{}", share("cursor"));
         let args = SearchDocsArgs {
             query: "build an MCP server with Bun, zod and Postgres".into(),
