@@ -578,6 +578,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
         "named_product_boost_lexical" => c.named_product_boost_lexical = f(),
         "other_area" => c.other_area = f(),
         "other_variant" => c.other_variant = f(),
+        "quoted_phrase" => c.quoted_phrase = f(),
         "dense_adaptive" => c.dense_adaptive = f(),
         "dense_k" => c.dense_k = f(),
         "parts_credit" => c.parts_credit = f(),

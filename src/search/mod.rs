@@ -7,6 +7,7 @@ pub mod changes;
 pub mod classes;
 pub mod godot;
 pub mod leapview;
+pub mod quoted;
 pub mod rank;
 pub mod read_section;
 pub mod types;

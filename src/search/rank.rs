@@ -130,6 +130,10 @@ pub struct RankConfig {
     /// variant pair (2D / 3D, see [`super::variants`]) the query names one
     /// word of (1: no change).
     pub other_variant: f64,
+    /// Rank factor of a page that holds, word for word, a phrase the query
+    /// quotes (an error message, a label; see [`super::quoted`]; 1: no
+    /// change).
+    pub quoted_phrase: f64,
     /// Credit, in coverage, for a compound query word (`CONNECT_ONE_SHOT`,
     /// `add_child`) a unit holds only as scattered parts, against 1 for the
     /// word whole.
@@ -285,6 +289,10 @@ impl Default for RankConfig {
             // five questions up, none down; 0.85-0.5 move the same five,
             // 0.3 costs one.
             other_variant: 0.7,
+            // BENCHMARKS.md, session 52: pooled agent-docs MRR@10 0.902 ->
+            // 0.905, three questions up, none down at 1.5-10; Godot and
+            // LeapView unchanged.
+            quoted_phrase: 3.0,
             parts_credit: 0.85,
             feedback_pages: 3,
             feedback_terms: 8,
@@ -757,6 +765,7 @@ impl Library {
             self.fuse_words(&mut hits, sources, &base, keep, &levers, &mut queries)?;
         }
         self.rank_unasked_lower(&mut hits, query);
+        self.rank_quoted_higher(&mut hits, query);
         if self.rank.asked_scores > 0.0 {
             self.cover_by_questions(&mut hits, &base);
         }
@@ -766,6 +775,34 @@ impl Library {
             qv.is_some() && self.scores_by_meaning(sources, &levers),
         );
         Ok((hits, qv))
+    }
+
+    /// Pages that hold a phrase the query quotes (see [`super::quoted`])
+    /// rank at `RankConfig::quoted_phrase` times their rank, then hits are
+    /// sorted again. Only pages already among the hits are read: the
+    /// phrase's words found them.
+    fn rank_quoted_higher(&self, hits: &mut [PageHit], query: &str) {
+        let f = self.rank.quoted_phrase;
+        if f == 1.0 {
+            return;
+        }
+        let phrases = super::quoted::quoted_phrases(query);
+        if phrases.is_empty() {
+            return;
+        }
+        let mut moved = false;
+        for h in hits.iter_mut() {
+            let src = &self.sources[h.source];
+            let held = (src.page_sections[h.page].clone())
+                .any(|s| (phrases.iter()).any(|p| super::quoted::holds(&src.sections[s].text, p)));
+            if held {
+                h.rank *= f;
+                moved = true;
+            }
+        }
+        if moved {
+            sort_hits(hits, |h| h.rank);
+        }
     }
 
     /// Pages the query does not ask for rank lower, then hits are sorted
@@ -2128,6 +2165,47 @@ mod tests {
         assert_eq!(first(&lib), "Body2D");
         lib.rank.other_variant = 1.0;
         assert_eq!(first(&lib), "Body3D");
+    }
+
+    /// A phrase the question quotes (an error message) puts the page that
+    /// holds it word for word above a page that holds its words apart, even
+    /// where that page matches the words better.
+    #[test]
+    fn a_quoted_phrase_finds_the_page_that_holds_it_whole() {
+        let lib = library(
+            vec![page(A, "Streaming"), page(B, "Stopping")],
+            vec![
+                sec(
+                    A,
+                    "Errors",
+                    "e",
+                    "Closing the stream early ends with: process aborted by user.",
+                    0,
+                ),
+                sec(
+                    B,
+                    "Stopping",
+                    "s",
+                    "The user process is aborted when the process exits.",
+                    0,
+                ),
+            ],
+        );
+        let mut lib = lib;
+        let first = |lib: &Library, q: &str| {
+            let hits = lib
+                .rank_pages(&[0], q, None, 5, FamilyLevers::default())
+                .unwrap();
+            hits[0].page
+        };
+        let q = "my script dies with 'process aborted by user'";
+        assert_eq!(first(&lib, q), 0);
+        assert_eq!(
+            first(&lib, "my script dies with process aborted by user"),
+            1
+        );
+        lib.rank.quoted_phrase = 1.0;
+        assert_eq!(first(&lib, q), 1);
     }
 
     #[test]

@@ -1,0 +1,111 @@
+//! Words a question quotes: an error message pasted whole ("dies with
+//! 'Claude Code process aborted by user'"), a label read off the screen
+//! ("Chat Accepted Lines Added"). Such words are the docs' own, in their
+//! order; a page that holds them so is the page the user saw them on, or
+//! the one that explains them, however common each word is alone. Word by
+//! word, BM25 barely tells it from pages that use the words apart.
+//!
+//! Quotes are `"…"`, `“…”`, `` `…` `` and `'…'` (an apostrophe opens only
+//! after something other than a letter and closes only before one, so that
+//! "the editor's tree" quotes nothing). What they hold is compared as a
+//! run of words, letters and digits lower-cased, so that punctuation the
+//! docs write inside it (`'&&'`, a code span) does not hide it.
+
+/// A quoted phrase: fewer words say too little to single a page out.
+const MIN_WORDS: usize = 2;
+/// ... and more are no longer a phrase pasted from anywhere.
+const MAX_WORDS: usize = 24;
+
+/// The quoted phrases of `query`, each as its words (see the module docs).
+pub fn quoted_phrases(query: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = query.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '"' => Some('"'),
+            '“' => Some('”'),
+            '`' => Some('`'),
+            '\'' if i == 0 || !chars[i - 1].is_alphabetic() => Some('\''),
+            _ => None,
+        };
+        let Some(close) = close else {
+            i += 1;
+            continue;
+        };
+        let end = (i + 1..chars.len()).find(|&j| {
+            chars[j] == close
+                && (close != '\'' || chars.get(j + 1).is_none_or(|c| !c.is_alphabetic()))
+        });
+        let Some(end) = end else {
+            i += 1;
+            continue;
+        };
+        let inner: String = chars[i + 1..end].iter().collect();
+        let words = crate::util::lower_words(&inner);
+        if (MIN_WORDS..=MAX_WORDS).contains(&words.len()) {
+            out.push(words);
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// Whether `text` holds `phrase`'s words in a row (as
+/// [`crate::util::lower_words`] reads both).
+pub fn holds(text: &str, phrase: &[String]) -> bool {
+    let Some(first) = phrase.first() else {
+        return false;
+    };
+    // Cheap rejection before splitting the text: every word must appear.
+    let lower = text.to_lowercase();
+    if !phrase.iter().all(|w| lower.contains(w.as_str())) {
+        return false;
+    }
+    let words = crate::util::lower_words(&lower);
+    words
+        .windows(phrase.len())
+        .any(|w| w[0] == *first && w == phrase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_read_and_apostrophes_are_not_quotes() {
+        assert_eq!(
+            quoted_phrases("my script dies with 'Claude Code process aborted by user' — why?"),
+            [["claude", "code", "process", "aborted", "by", "user"]]
+        );
+        assert_eq!(
+            quoted_phrases(r#"the "Chat Accepted Lines Added" column and `npm run build`"#),
+            [
+                vec!["chat", "accepted", "lines", "added"],
+                vec!["npm", "run", "build"]
+            ]
+        );
+        assert_eq!(
+            quoted_phrases("“No MCP servers configured” shows"),
+            [["no", "mcp", "servers", "configured"]]
+        );
+        // Apostrophes in words, a lone word, an unclosed quote: nothing.
+        assert!(quoted_phrases("the editor's tree panel and my script can't find it").is_empty());
+        assert!(quoted_phrases("set it to 'auto' please").is_empty());
+        assert!(quoted_phrases("it says \"command not found").is_empty());
+    }
+
+    #[test]
+    fn a_phrase_is_held_as_a_run_of_words_whatever_the_punctuation() {
+        let p = &quoted_phrases("'The token && is not a valid statement separator'")[0];
+        assert!(holds(
+            "PowerShell says: The token '&&' is not a valid statement separator.",
+            p
+        ));
+        assert!(!holds(
+            "The token is valid; a separator is not a statement.",
+            p
+        ));
+        assert!(!holds("", p));
+    }
+}
