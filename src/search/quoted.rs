@@ -54,18 +54,47 @@ pub fn quoted_phrases(query: &str) -> Vec<Vec<String>> {
 /// Whether `text` holds `phrase`'s words in a row (as
 /// [`crate::util::lower_words`] reads both).
 pub fn holds(text: &str, phrase: &[String]) -> bool {
-    let Some(first) = phrase.first() else {
-        return false;
-    };
-    // Cheap rejection before splitting the text: every word must appear.
-    let lower = text.to_lowercase();
-    if !phrase.iter().all(|w| lower.contains(w.as_str())) {
+    // Every word first, looked for without lower-casing the text: most
+    // sections lack one and are passed over at memchr's speed, which keeps
+    // a quoted question's reading of every hit's pages cheap.
+    if phrase.is_empty() || !phrase.iter().all(|w| contains_ignoring_case(text, w)) {
         return false;
     }
-    let words = crate::util::lower_words(&lower);
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let same = |t: &str, p: &String| match t.is_ascii() {
+        true => t.eq_ignore_ascii_case(p),
+        false => t.to_lowercase() == *p,
+    };
     words
         .windows(phrase.len())
-        .any(|w| w[0] == *first && w == phrase)
+        .any(|w| w.iter().zip(phrase).all(|(t, p)| same(t, p)))
+}
+
+/// Whether `hay` holds `word` (lower case), case aside.
+fn contains_ignoring_case(hay: &str, word: &str) -> bool {
+    let w = word.as_bytes();
+    let Some(&first) = w.first() else {
+        return true;
+    };
+    if !word.is_ascii() {
+        return hay.to_lowercase().contains(word);
+    }
+    let h = hay.as_bytes();
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(first, first.to_ascii_uppercase(), &h[at..]) {
+        let start = at + i;
+        if h.len() - start < w.len() {
+            return false;
+        }
+        if h[start..start + w.len()].eq_ignore_ascii_case(w) {
+            return true;
+        }
+        at = start + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -107,5 +136,8 @@ mod tests {
             p
         ));
         assert!(!holds("", p));
+        assert!(contains_ignoring_case("The TOKEN is", "token"));
+        assert!(!contains_ignoring_case("tok", "token"));
+        assert!(contains_ignoring_case("Ünïcode Straße", "straße"));
     }
 }
