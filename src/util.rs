@@ -113,13 +113,16 @@ pub fn version_key(v: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// The words of `s` (runs of letters and digits), lower-cased: how a
-/// query names a product or an area.
-pub fn lower_words(s: &str) -> Vec<String> {
+/// The words of `s`: runs of letters and digits, as written.
+pub fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+}
+
+/// The [`words`] of `s`, lower-cased: how a query names a product or an
+/// area.
+pub fn lower_words(s: &str) -> Vec<String> {
+    words(s).map(str::to_lowercase).collect()
 }
 
 /// The first `max` characters of `s` (never inside a UTF-8 character),

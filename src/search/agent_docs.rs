@@ -159,11 +159,7 @@ impl Library {
         product: &str,
     ) -> Result<f64, crate::index::IndexError> {
         let word = product.split('-').next().unwrap_or(product);
-        let Some(term) = crate::index::query_groups_all(word)
-            .into_iter()
-            .next()
-            .and_then(|g| g.terms.into_iter().next())
-        else {
+        let Some(term) = crate::index::terms(word).into_iter().next() else {
             return Ok(1.0);
         };
         let mut rates: Vec<(&str, u64, u64)> = Vec::new();

@@ -60,10 +60,8 @@ pub fn holds(text: &str, phrase: &[String]) -> bool {
     if phrase.is_empty() || !phrase.iter().all(|w| contains_ignoring_case(text, w)) {
         return false;
     }
-    let words: Vec<&str> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    // The words as written: lower-casing each would allocate.
+    let words: Vec<&str> = crate::util::words(text).collect();
     let same = |t: &str, p: &String| match t.is_ascii() {
         true => t.eq_ignore_ascii_case(p),
         false => t.to_lowercase() == *p,

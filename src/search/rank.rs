@@ -2128,9 +2128,6 @@ mod tests {
         assert_eq!(order(1.0, 1.0), vec![0, 1, 2]);
     }
 
-    /// A best lexical page that covers the query and leads the second by
-    /// far keeps its place against a page nearer in meaning; the same page
-    /// with a narrow lead, or covering little, gives way.
     /// Twin pages one word of their titles tells apart (2D / 3D, read
     /// from the titles): a question that names one of the words puts the
     /// twin whose title holds the other below the one it names, even where
@@ -2179,7 +2176,7 @@ mod tests {
     /// where that page matches the words better.
     #[test]
     fn a_quoted_phrase_finds_the_page_that_holds_it_whole() {
-        let lib = library(
+        let mut lib = library(
             vec![page(A, "Streaming"), page(B, "Stopping")],
             vec![
                 sec(
@@ -2198,7 +2195,6 @@ mod tests {
                 ),
             ],
         );
-        let mut lib = lib;
         let first = |lib: &Library, q: &str| {
             let hits = lib
                 .rank_pages(&[0], q, None, 5, FamilyLevers::default())
@@ -2215,6 +2211,9 @@ mod tests {
         assert_eq!(first(&lib, q), 1);
     }
 
+    /// A best lexical page that covers the query and leads the second by
+    /// far keeps its place against a page nearer in meaning; the same page
+    /// with a narrow lead, or covering little, gives way.
     #[test]
     fn a_page_the_words_single_out_keeps_its_lead() {
         let cos = |h: &PageHit| [0.20f32, 0.45][h.page];

@@ -51,6 +51,18 @@ pub fn title_words(s: &str) -> Vec<String> {
     out
 }
 
+/// Which word of `pair` `words` hold alone: 1 the first, 2 the second, 0
+/// neither or both (a title or a question that names both is about
+/// neither twin).
+fn side(words: &[String], pair: [&str; 2]) -> u8 {
+    let has = |w: &str| words.iter().any(|x| x == w);
+    match (has(pair[0]), has(pair[1])) {
+        (true, false) => 1,
+        (false, true) => 2,
+        _ => 0,
+    }
+}
+
 /// One pair of variant words and, for each page, which of them its title
 /// holds alone.
 #[derive(Debug, Clone)]
@@ -104,16 +116,7 @@ impl Variants {
             .into_iter()
             .map(|(a, b)| Pair {
                 words: [a.to_string(), b.to_string()],
-                side: (words.iter())
-                    .map(|w| {
-                        let (has_a, has_b) = (w.iter().any(|x| x == a), w.iter().any(|x| x == b));
-                        match (has_a, has_b) {
-                            (true, false) => 1,
-                            (false, true) => 2,
-                            _ => 0,
-                        }
-                    })
-                    .collect(),
+                side: words.iter().map(|w| side(w, [a, b])).collect(),
             })
             .collect();
         Variants { pairs }
@@ -129,14 +132,7 @@ impl Variants {
     /// [`title_words`].
     pub fn named(&self, words: &[String]) -> Vec<u8> {
         (self.pairs.iter())
-            .map(|p| {
-                let has = |w: &String| words.contains(w);
-                match (has(&p.words[0]), has(&p.words[1])) {
-                    (true, false) => 1,
-                    (false, true) => 2,
-                    _ => 0,
-                }
-            })
+            .map(|p| side(words, [&p.words[0], &p.words[1]]))
             .collect()
     }
 
