@@ -1,6 +1,6 @@
 //! Words a question quotes: an error message pasted whole ("dies with
 //! 'Claude Code process aborted by user'"), a label read off the screen
-//! ("Chat Accepted Lines Added"). Such words are the docs' own, in their
+//! ("Suggested Edits Kept"). Such words are the docs' own, in their
 //! order; a page that holds them so is the page the user saw them on, or
 //! the one that explains them, however common each word is alone. Word by
 //! word, BM25 barely tells it from pages that use the words apart.
@@ -106,9 +106,9 @@ mod tests {
             [["claude", "code", "process", "aborted", "by", "user"]]
         );
         assert_eq!(
-            quoted_phrases(r#"the "Chat Accepted Lines Added" column and `npm run build`"#),
+            quoted_phrases(r#"the "Suggested Edits Kept" column and `npm run build`"#),
             [
-                vec!["chat", "accepted", "lines", "added"],
+                vec!["suggested", "edits", "kept"],
                 vec!["npm", "run", "build"]
             ]
         );
