@@ -27,6 +27,19 @@ const SNIPPET_CHARS: usize = 280;
 /// Characters of member lines per `get_godot_class` call.
 const CLASS_BUDGET: usize = 60_000;
 
+/// A hit's snippet: the start of its section as the text it reads as.
+/// Link targets and emphasis markers are left out: a class page opens with
+/// its inheritance chain, whose link URLs would fill the snippet before the
+/// class's own description begins, and the hit's `uri` is the link that
+/// matters.
+fn snippet_of(section_text: &str) -> String {
+    // Rendering reads only what can reach the snippet: a few times its
+    // length of Markdown (a cut link at the end stays text and is cut off).
+    let head = crate::util::cut(super::strip_heading_line(section_text), 4 * SNIPPET_CHARS).0;
+    let text = crate::markdown::heading_text(&head);
+    crate::util::cut(&collapse_whitespace(&text), SNIPPET_CHARS).0
+}
+
 /// The parts of the Godot docs a search can be restricted to.
 pub const KINDS: [&str; 3] = ["manual", "tutorials", "class"];
 
@@ -522,11 +535,7 @@ impl Library {
         for h in hits.iter().take(limit) {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
-            let snippet = crate::util::cut(
-                &collapse_whitespace(super::strip_heading_line(&sec.text)),
-                SNIPPET_CHARS,
-            )
-            .0;
+            let snippet = snippet_of(&sec.text);
             let class = refs.for_url(&pg.url);
             // Only a class page's sections are members.
             let member_name = class.and_then(|_| refs.member_by_anchor.get(&sec.anchor).cloned());
@@ -833,6 +842,26 @@ pub fn did_you_mean<'a>(want: &str, names: impl Iterator<Item = &'a str>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A snippet is the section's start as it reads: a class page's
+    /// inheritance chain names its classes without their link targets, so
+    /// the class's description reaches the snippet.
+    #[test]
+    fn snippets_read_as_text_without_link_targets() {
+        let head = "## Light2D\n\n**Inherits:** [Node2D](https://docs.example/classes/class_node2d.html#class-node2d) **<** [CanvasItem](https://docs.example/classes/class_canvasitem.html#class-canvasitem) **<** [Node](https://docs.example/classes/class_node.html#class-node)\n\nCasts light in a 2D environment. Uses `energy` and a [texture](https://docs.example/t.html).";
+        assert_eq!(
+            snippet_of(head),
+            "Inherits: Node2D < CanvasItem < Node Casts light in a 2D environment. Uses energy and a texture."
+        );
+        // Long text is cut to the snippet's length at a word boundary.
+        let long = format!(
+            "[Start](https://docs.example/s.html) {}",
+            "word ".repeat(200)
+        );
+        let cut = snippet_of(&long);
+        assert!(cut.starts_with("Start word word"), "{cut}");
+        assert!(cut.chars().count() <= SNIPPET_CHARS && !cut.contains("https://"));
+    }
 
     /// A query names a class by its name, written as one word or in two or
     /// three, or by one of its members written as an identifier; an
