@@ -617,31 +617,11 @@ pub fn limit_of(limit: Option<u64>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Counts;
 
     fn cand(id: &str, version: &str, created_at: &str) -> Candidate {
         Candidate {
             dir: PathBuf::from(format!("/a/leapview/{version}/{id}")),
-            manifest: Manifest {
-                schema_version: crate::model::SCHEMA_VERSION,
-                tool_version: "t".into(),
-                source: "leapview".into(),
-                product: "leapview".into(),
-                version: version.into(),
-                snapshot_id: id.into(),
-                created_at: created_at.into(),
-                counts: Counts::default(),
-                files: Default::default(),
-                content_sha256: String::new(),
-                embedding: None,
-                page_kinds: Default::default(),
-                records_fingerprint: None,
-                tools: None,
-                artifact_revision: None,
-                code_apart: false,
-                editions: None,
-                areas: Vec::new(),
-            },
+            manifest: crate::model::testing::manifest("leapview", version, id, created_at),
         }
     }
 

@@ -1070,27 +1070,12 @@ mod tests {
         Artifact {
             dir: std::path::PathBuf::from(snap),
             manifest: Manifest {
-                schema_version: crate::model::SCHEMA_VERSION,
-                tool_version: "0".into(),
-                source: "leapview".into(),
-                product: "leapview".into(),
-                version: version.into(),
-                snapshot_id: snap.into(),
-                created_at: "2026-11-29T00:00:00Z".into(),
                 counts: Counts {
                     pages: pages.len() as u64,
                     sections: sections.len() as u64,
                 },
-                files: Default::default(),
                 content_sha256: crate::artifact::content_sha256(&pages),
-                embedding: None,
-                page_kinds: Default::default(),
-                records_fingerprint: None,
-                tools: None,
-                artifact_revision: None,
-                code_apart: false,
-                editions: None,
-                areas: Vec::new(),
+                ..crate::model::testing::manifest("leapview", version, snap, "2026-11-29T00:00:00Z")
             },
             pages,
             sections,

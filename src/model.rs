@@ -450,6 +450,37 @@ pub(crate) mod testing {
         }
     }
 
+    /// The manifest of an artifact of `source` (its product the same)
+    /// `version`, snapshot `snapshot_id` made at `created_at`: no files,
+    /// counts or hashes, no embedding, no options.
+    pub(crate) fn manifest(
+        source: &str,
+        version: &str,
+        snapshot_id: &str,
+        created_at: &str,
+    ) -> super::Manifest {
+        super::Manifest {
+            schema_version: super::SCHEMA_VERSION,
+            tool_version: "t".into(),
+            source: source.into(),
+            product: source.into(),
+            version: version.into(),
+            snapshot_id: snapshot_id.into(),
+            created_at: created_at.into(),
+            counts: Default::default(),
+            files: Default::default(),
+            content_sha256: String::new(),
+            embedding: None,
+            page_kinds: Default::default(),
+            records_fingerprint: None,
+            tools: None,
+            artifact_revision: None,
+            code_apart: false,
+            editions: None,
+            areas: Vec::new(),
+        }
+    }
+
     /// A page with a URL and a title, nothing else.
     pub(crate) fn page(url: &str, title: &str) -> Page {
         Page {

@@ -792,26 +792,7 @@ pub(crate) use crate::model::strip_heading_line;
 /// A library of one source made from records in memory (unit tests).
 #[cfg(test)]
 pub(crate) fn test_library(pages: Vec<Page>, sections: Vec<Section>) -> Library {
-    let manifest = Manifest {
-        schema_version: 1,
-        tool_version: "t".into(),
-        source: "s".into(),
-        product: "p".into(),
-        version: "v".into(),
-        snapshot_id: "id".into(),
-        created_at: "2026-01-01T00:00:00Z".into(),
-        counts: Default::default(),
-        files: Default::default(),
-        content_sha256: String::new(),
-        embedding: None,
-        page_kinds: Default::default(),
-        records_fingerprint: None,
-        tools: None,
-        artifact_revision: None,
-        code_apart: false,
-        editions: None,
-        areas: Vec::new(),
-    };
+    let manifest = crate::model::testing::manifest("s", "v", "id", "2026-01-01T00:00:00Z");
     Library {
         sources: vec![LoadedSource::new(manifest, pages, sections)],
         ..Default::default()
