@@ -33,11 +33,25 @@ const CLASS_BUDGET: usize = 60_000;
 /// class's own description begins, and the hit's `uri` is the link that
 /// matters.
 fn snippet_of(section_text: &str) -> String {
+    let body = super::strip_heading_line(section_text);
     // Rendering reads only what can reach the snippet: a few times its
-    // length of Markdown (a cut link at the end stays text and is cut off).
-    let head = crate::util::cut(super::strip_heading_line(section_text), 4 * SNIPPET_CHARS).0;
-    let text = crate::markdown::heading_text(&head);
-    crate::util::cut(&collapse_whitespace(&text), SNIPPET_CHARS).0
+    // length of Markdown, more where links leave less text than that (a
+    // list of links).
+    let mut budget = 4 * SNIPPET_CHARS;
+    loop {
+        let (mut head, cut) = crate::util::cut(body, budget);
+        if cut {
+            // A link cut in two would read as its raw Markdown.
+            if let Some(open) = head.rfind('[').filter(|&i| !head[i..].contains(')')) {
+                head.truncate(open);
+            }
+        }
+        let text = collapse_whitespace(&crate::markdown::heading_text(&head));
+        if !cut || text.chars().count() >= SNIPPET_CHARS {
+            return crate::util::cut(&text, SNIPPET_CHARS).0;
+        }
+        budget *= 4;
+    }
 }
 
 /// The parts of the Godot docs a search can be restricted to.
@@ -861,6 +875,18 @@ mod tests {
         let cut = snippet_of(&long);
         assert!(cut.starts_with("Start word word"), "{cut}");
         assert!(cut.chars().count() <= SNIPPET_CHARS && !cut.contains("https://"));
+        // A list of links reads as their names, as many as fill the
+        // snippet, and none cut in two.
+        let list: String = (0..60)
+            .map(|i| format!("- [Class{i}](https://docs.example/classes/class_class{i}.html#class-class{i})\n"))
+            .collect();
+        let names = snippet_of(&list);
+        assert!(names.starts_with("- Class0 - Class1 - Class2"), "{names}");
+        assert!(names.chars().count() > SNIPPET_CHARS - 10, "{names}");
+        assert!(
+            !names.contains("https://") && !names.contains('['),
+            "{names}"
+        );
     }
 
     /// A query names a class by its name, written as one word or in two or
