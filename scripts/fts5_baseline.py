@@ -30,7 +30,16 @@ def newest(root):
     return list(out.values())
 
 def main():
-    root, qfile = sys.argv[1], sys.argv[2]
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('snapshots', help='artifacts directory (as `docsnap build --out` writes it)')
+    ap.add_argument('queries', help='questions, one JSON object a line (as mcp_eval.py reads them)')
+    a = ap.parse_args()
+    root, qfile = a.snapshots, a.queries
+    if not newest(root):
+        sys.exit(f"fts5_baseline: no artifact (*/*/*/manifest.json) under {root}")
+    if not os.path.isfile(qfile):
+        sys.exit(f"fts5_baseline: no such questions file: {qfile}")
     db = sqlite3.connect(':memory:')
     db.execute("create virtual table s using fts5(title, heading, body, url unindexed, product unindexed, version unindexed, tokenize='porter unicode61')")
     for d in newest(root):
