@@ -104,12 +104,13 @@ impl Library {
         )?;
         self.one_edition_per_page(&mut hits, &args.query);
         let mut passages = Vec::new();
-        for hit in hits.iter().take(limit) {
+        for (place, hit) in hits.iter().take(limit).enumerate() {
             let source = &self.sources[hit.source];
             let best = hit.best();
             let page = hit.page;
             let sec = &source.sections[best.section];
             let pg = &source.pages[page];
+            super::rank::explain("search_docs", place + 1, &sec.url_with_anchor(), hit);
             let body = super::strip_heading_line(&sec.text);
             let (content, truncated) = match args.response_format {
                 ResponseFormat::Concise => cut(body, CONCISE_CHARS),
@@ -410,6 +411,7 @@ mod tests {
             cosine: 0.0,
             asked_coverage: 0.0,
             score: 0.7,
+            fused: Default::default(),
         };
         let shown = |hits: Vec<super::super::rank::PageHit>, q: &str| {
             let mut hits = hits;

@@ -546,9 +546,10 @@ impl Library {
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut truncated = false;
-        for h in hits.iter().take(limit) {
+        for (place, h) in hits.iter().take(limit).enumerate() {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
+            super::rank::explain("search_godot_docs", place + 1, &sec.url_with_anchor(), h);
             let snippet = snippet_of(&sec.text);
             let class = refs.for_url(&pg.url);
             // Only a class page's sections are members.

@@ -121,11 +121,13 @@ impl Library {
         let page: Vec<DocsMatch> = hits
             .iter()
             .take(total)
+            .enumerate()
             .skip(offset)
             .take(limit)
-            .map(|h| {
+            .map(|(place, h)| {
                 let pg = &src.pages[h.page];
                 let sec = &src.sections[h.best().section];
+                super::rank::explain("docs_search", place + 1, &sec.url_with_anchor(), h);
                 DocsMatch {
                     id: format!(
                         "{}/{}/{}",

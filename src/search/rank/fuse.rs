@@ -222,6 +222,7 @@ impl Library {
             cosine: 0.0,
             asked_coverage: 0.0,
             score: 0.0,
+            fused: Default::default(),
         })
     }
 
@@ -405,7 +406,12 @@ pub(super) fn fuse_page_cosines(
         let cos = cos_of(h);
         h.cosine = cos;
         let lex = if i < lexical { h.rank / top } else { 0.0 };
-        h.rank = lex + weight * f64::from(cos.max(0.0)) + words_weight * f64::from(words_of(h));
+        h.fused = super::Fused {
+            lexical: lex,
+            cosine: weight * f64::from(cos.max(0.0)),
+            words: words_weight * f64::from(words_of(h)),
+        };
+        h.rank = h.fused.sum();
     }
     sort_hits(hits, |h| h.rank);
 }

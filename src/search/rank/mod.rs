@@ -106,6 +106,46 @@ pub struct PageHit {
     pub asked_coverage: f64,
     /// The score shown to agents, in [0, 1]; non-increasing down a result list.
     pub score: f64,
+    /// What the page's rank was made of where page cosines were fused
+    /// (zero elsewhere): read by the `docsnap::explain` debug log.
+    pub fused: Fused,
+}
+
+/// The parts of a fused page rank ([`fuse::fuse_page_cosines`]): the
+/// lexical rank relative to the best lexical page, the cosine and the
+/// questions' words, each times its weight for this query. Their sum is
+/// the rank the fusion gave; steps after it (a named product, an area, a
+/// variant, a quoted phrase) multiply it, so `rank / sum` is what they did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Fused {
+    pub lexical: f64,
+    pub cosine: f64,
+    pub words: f64,
+}
+
+impl Fused {
+    /// The rank the fusion gave.
+    pub fn sum(&self) -> f64 {
+        self.lexical + self.cosine + self.words
+    }
+}
+
+/// Log, at debug level on the `docsnap::explain` target, what a shown hit's
+/// rank was made of (`DOCSNAP_LOG=docsnap::explain=debug`): why a page is
+/// where it is, for whoever tunes the ranking or doubts an answer.
+pub fn explain(tool: &str, place: usize, url: &str, h: &PageHit) {
+    tracing::debug!(
+        target: "docsnap::explain",
+        "{tool} #{place} {url}: rank {:.4} = (lexical {:.4} + cosine {:.4} + questions' words {:.4}) x {:.3} after fusion; coverage {:.3}, cosine {:.3}, score {:.3}",
+        h.rank,
+        h.fused.lexical,
+        h.fused.cosine,
+        h.fused.words,
+        if h.fused.sum() > 0.0 { h.rank / h.fused.sum() } else { 1.0 },
+        h.coverage,
+        h.cosine,
+        h.score,
+    );
 }
 
 impl PageHit {
@@ -672,6 +712,7 @@ impl Library {
                         cosine: 0.0,
                         asked_coverage: 0.0,
                         score: 0.0,
+                        fused: Fused::default(),
                     });
                 }
             }
@@ -1332,6 +1373,7 @@ mod tests {
                 cosine: 0.0,
                 asked_coverage: 0.0,
                 score: 0.0,
+                fused: Fused::default(),
             })
             .collect()
     }
@@ -1368,6 +1410,55 @@ mod tests {
         // meaning decides; a fully covered query keeps the fixed weight.
         assert_eq!(order(0.4, 1.0), vec![1, 0, 2]);
         assert_eq!(order(1.0, 1.0), vec![0, 1, 2]);
+    }
+
+    /// A fused rank keeps its parts, for the `docsnap::explain` log: the
+    /// lexical rank relative to the best lexical page, the cosine and the
+    /// questions' words, each times its weight, adding up to the rank.
+    #[test]
+    fn a_fused_rank_keeps_its_parts() {
+        let mut h = page_hits(&[(0, 2.0, 0.5), (1, 1.0, 0.5), (2, 0.0, 0.0)]);
+        let levers = FamilyLevers {
+            cosine: 2.0,
+            asked_words: 3.0,
+            asked_words_adaptive: 1.0,
+            ..FamilyLevers::default()
+        };
+        let cos = |h: &PageHit| [0.5f32, 0.25, 0.75][h.page];
+        let words = |h: &PageHit| [0.0f32, 1.0, 0.5][h.page];
+        fuse_page_cosines(&mut h, 2, &levers, 0.0, cos, words);
+        let parts = |page: usize| h.iter().find(|h| h.page == page).unwrap().fused;
+        // The best lexical page leaves half the query uncovered: the
+        // questions' words weigh 3 × 0.5.
+        assert_eq!(
+            parts(0),
+            Fused {
+                lexical: 1.0,
+                cosine: 1.0,
+                words: 0.0
+            }
+        );
+        assert_eq!(
+            parts(1),
+            Fused {
+                lexical: 0.5,
+                cosine: 0.5,
+                words: 1.5
+            }
+        );
+        assert_eq!(
+            parts(2),
+            Fused {
+                lexical: 0.0,
+                cosine: 1.5,
+                words: 0.75
+            }
+        );
+        for x in &h {
+            assert_eq!(x.rank, x.fused.sum(), "page {}", x.page);
+        }
+        // Ranked by the sum: 2.5 (page 1), 2.25 (page 2), 2.0 (page 0).
+        assert_eq!(h.iter().map(|h| h.page).collect::<Vec<_>>(), [1, 2, 0]);
     }
 
     /// Twin pages one word of their titles tells apart (2D / 3D, read
@@ -1623,6 +1714,7 @@ mod tests {
             cosine,
             asked_coverage: 0.0,
             score: 0.0,
+            fused: Fused::default(),
         };
         let hits = || vec![hit(0, 0.2, 0.71), hit(1, 1.0, 0.3), hit(2, 0.1, -0.2)];
         let scores = |meaning| {
