@@ -110,7 +110,7 @@ impl Library {
             let page = hit.page;
             let sec = &source.sections[best.section];
             let pg = &source.pages[page];
-            super::rank::explain("search_docs", place + 1, &sec.url_with_anchor(), hit);
+            super::rank::explain("search_docs", place + 1, sec, hit);
             let body = super::strip_heading_line(&sec.text);
             let (content, truncated) = match args.response_format {
                 ResponseFormat::Concise => cut(body, CONCISE_CHARS),

@@ -549,7 +549,7 @@ impl Library {
         for (place, h) in hits.iter().take(limit).enumerate() {
             let pg = &src.pages[h.page];
             let sec = &src.sections[h.best().section];
-            super::rank::explain("search_godot_docs", place + 1, &sec.url_with_anchor(), h);
+            super::rank::explain("search_godot_docs", place + 1, sec, h);
             let snippet = snippet_of(&sec.text);
             let class = refs.for_url(&pg.url);
             // Only a class page's sections are members.

@@ -127,7 +127,7 @@ impl Library {
             .map(|(place, h)| {
                 let pg = &src.pages[h.page];
                 let sec = &src.sections[h.best().section];
-                super::rank::explain("docs_search", place + 1, &sec.url_with_anchor(), h);
+                super::rank::explain("docs_search", place + 1, sec, h);
                 DocsMatch {
                     id: format!(
                         "{}/{}/{}",
