@@ -349,6 +349,21 @@ fn main() {
                 ..shipped.clone()
             },
         ));
+        variants.push((
+            "questions' words relative to the best page's alone (before session 54)",
+            RankConfig {
+                agent_docs: FamilyLevers {
+                    asked_words_covered: 0.0,
+                    ..shipped.agent_docs
+                },
+                godot: FamilyLevers {
+                    asked_words: 6.0,
+                    asked_words_covered: 0.0,
+                    ..shipped.godot
+                },
+                ..shipped.clone()
+            },
+        ));
         let unnamed = |l: FamilyLevers| FamilyLevers {
             cosine_named: 0.0,
             ..l
@@ -549,6 +564,7 @@ fn set(c: &mut RankConfig, key: &str, value: &str) {
             "asked_words" => l.asked_words = f(),
             "asked_words_adaptive" => l.asked_words_adaptive = f(),
             "asked_words_lexical" => l.asked_words_lexical = f(),
+            "asked_words_covered" => l.asked_words_covered = f(),
             "feedback" => l.feedback = f(),
             "title" => l.fields.title = f() as f32,
             "heading" => l.fields.heading = f() as f32,

@@ -138,15 +138,21 @@ impl AskedWords {
     /// The pages whose questions hold any of the query words `groups` (as
     /// [`AskedWords::scores`]), best first, each with its score relative to
     /// the best page's (in (0, 1]); ties by page.
-    pub fn ranked(&self, groups: &[(&[String], f32)]) -> Vec<(usize, f32)> {
+    pub fn ranked(&self, groups: &[(&[String], f32)], cover_power: f64) -> Vec<(usize, f32)> {
         let scores = self.scores(groups);
         let best = scores.values().copied().fold(0.0f32, f32::max);
         if best <= 0.0 {
             return Vec::new();
         }
+        let cover = (cover_power > 0.0).then(|| self.coverage(groups));
         let mut out: Vec<(usize, f32)> = scores
             .into_iter()
-            .map(|(page, s)| (page as usize, s / best))
+            .map(|(page, s)| {
+                let c = cover
+                    .as_ref()
+                    .map_or(1.0, |c| c.of(page as usize).powf(cover_power));
+                (page as usize, s / best * c as f32)
+            })
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out
@@ -209,7 +215,7 @@ mod tests {
         assert!(s[&0] > s.get(&2).copied().unwrap_or(0.0));
         assert!(!s.contains_key(&1));
         // Ranked: best first, relative to the best page's score.
-        let r = w.ranked(&groups);
+        let r = w.ranked(&groups, 0.0);
         assert_eq!(r.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2]);
         assert_eq!(r[0].1, 1.0);
         assert!((r[1].1 - s[&2] / s[&0]).abs() < 1e-6);
@@ -227,5 +233,37 @@ mod tests {
             q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
         let c = w.coverage(&more).of(0);
         assert!(c < 0.75, "{c}");
+    }
+
+    #[test]
+    fn the_best_page_by_framing_words_alone_counts_for_its_share() {
+        // Nobody asked about `zarfignore`; page 0's questions share the
+        // question's framing words, page 1's one of its names.
+        let w = AskedWords::new(
+            3,
+            [
+                ("what is the difference between rules and memories", 0),
+                ("difference between the two modes", 0),
+                ("where does blorpignore apply", 1),
+                ("how do I rotate a sprite", 2),
+            ],
+        );
+        let q = crate::index::query_groups("difference between zarfignore and blorpignore");
+        let groups: Vec<(&[String], f32)> =
+            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        // Relative to the best page alone, the framing words win whole.
+        let plain = w.ranked(&groups, 0.0);
+        assert_eq!(plain[0], (0, 1.0));
+        // × the share of the question each page's questions hold: neither
+        // holds much (`zarfignore` weighs most), and no page keeps 1.
+        let covered = w.ranked(&groups, 1.0);
+        let cover = w.coverage(&groups);
+        for &(page, s) in &covered {
+            let relative = plain.iter().find(|p| p.0 == page).unwrap().1;
+            assert!((s - relative * cover.of(page) as f32).abs() < 1e-6);
+            assert!(s < 0.5, "page {page}: {s}");
+        }
+        assert!(covered.windows(2).all(|p| p[0].1 >= p[1].1));
+        assert!(!covered.iter().any(|p| p.0 == 2));
     }
 }

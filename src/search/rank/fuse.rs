@@ -103,7 +103,11 @@ impl Library {
             // join, whatever their cosine (`search::asked_words`).
             let mut joined = std::collections::HashSet::new();
             if let (Some(w), true) = (&src.asked_words, all && levers.asked_words > 0.0) {
-                for (n, (page, s)) in w.ranked(&groups).into_iter().enumerate() {
+                for (n, (page, s)) in w
+                    .ranked(&groups, levers.asked_words_covered)
+                    .into_iter()
+                    .enumerate()
+                {
                     asked_words.insert((si, page), s);
                     if n < ASKED_WORDS_CANDIDATES {
                         joined.insert(page);
@@ -249,7 +253,9 @@ impl Library {
         for &si in sources {
             let src = &self.sources[si];
             let Some(w) = &src.asked_words else { continue };
-            for (n, (page, s)) in w.ranked(&groups).into_iter().enumerate() {
+            // Beside the lexical rank alone the words count whole: their
+            // coverage already shows in the pages' own words.
+            for (n, (page, s)) in w.ranked(&groups, 0.0).into_iter().enumerate() {
                 words.insert((si, page), s);
                 // A page joins by its lead section, where the filter keeps it.
                 let lead = src.page_sections.get(page).filter(|r| !r.is_empty());
