@@ -196,6 +196,12 @@ impl Coverage<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::TermGroup;
+
+    /// A query's words as the ranking hands them over: terms and weight.
+    fn words(q: &[TermGroup]) -> Vec<(&[String], f32)> {
+        q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect()
+    }
 
     #[test]
     fn a_page_asked_in_the_query_words_scores_first() {
@@ -209,8 +215,7 @@ mod tests {
             ],
         );
         let q = crate::index::query_groups("enemies drop loot");
-        let groups: Vec<(&[String], f32)> =
-            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        let groups = words(&q);
         let s = w.scores(&groups);
         assert!(s[&0] > s.get(&2).copied().unwrap_or(0.0));
         assert!(!s.contains_key(&1));
@@ -229,8 +234,7 @@ mod tests {
         assert_eq!(c.of(9), 0.0);
         // A word no question holds weighs more than any word they hold.
         let q = crate::index::query_groups("enemies drop loot sourdough");
-        let more: Vec<(&[String], f32)> =
-            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        let more = words(&q);
         let c = w.coverage(&more).of(0);
         assert!(c < 0.75, "{c}");
     }
@@ -249,8 +253,7 @@ mod tests {
             ],
         );
         let q = crate::index::query_groups("difference between zarfignore and blorpignore");
-        let groups: Vec<(&[String], f32)> =
-            q.iter().map(|g| (g.terms.as_slice(), g.weight)).collect();
+        let groups = words(&q);
         // Relative to the best page alone, the framing words win whole.
         let plain = w.ranked(&groups, 0.0);
         assert_eq!(plain[0], (0, 1.0));
