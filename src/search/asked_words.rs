@@ -137,7 +137,10 @@ impl AskedWords {
 
     /// The pages whose questions hold any of the query words `groups` (as
     /// [`AskedWords::scores`]), best first, each with its score relative to
-    /// the best page's (in (0, 1]); ties by page.
+    /// the best page's, × its [`Coverage::of`] to the power `cover_power`
+    /// (0: not; in (0, 1] either way); ties by page. The relative score
+    /// alone gives the best page 1 whatever it holds of the query, its
+    /// framing words ("difference between") alone included.
     pub fn ranked(&self, groups: &[(&[String], f32)], cover_power: f64) -> Vec<(usize, f32)> {
         let scores = self.scores(groups);
         let best = scores.values().copied().fold(0.0f32, f32::max);
