@@ -311,7 +311,9 @@ pub struct FamilyLevers {
     /// Exponent of the share of the query's words (IDF-weighted) the
     /// questions asked of a page hold, by which its questions' words score
     /// is multiplied (0: not). The score is relative to the best page's,
-    /// and the best page may hold only the query's framing words.
+    /// and the best page may hold only the query's framing words. Beside
+    /// the cosine only: without one (`asked_words_lexical`) the words count
+    /// whole, where the product lost (BENCHMARKS.md, session 54).
     pub asked_words_covered: f64,
     /// Weight of the words pseudo-relevance feedback adds, against a query
     /// word's 1, before it shrinks with the first pass's coverage (0: off).
