@@ -221,12 +221,14 @@ impl Library {
                 Some((k, shown)) => {
                     let kept = &mut out[*k];
                     let named = |e: &str| query.contains(e);
-                    // Alike: ranked the same, or matched by the same words
-                    // as much (the same text; their vectors, links and the
-                    // questions asked of each differ, so ranks may not).
+                    // Alike: ranked the same, or its best section holds as
+                    // much of the query's words (their vectors, links, the
+                    // questions asked of each and the length of their text
+                    // differ, so ranks and BM25 may not). An edition that
+                    // holds words the other lacks (a renamed field, a
+                    // removed method) is the one asked about.
                     let (a, b) = (kept.best(), h.best());
-                    let same_words = a.coverage == b.coverage
-                        && (a.bm25 - b.bm25).abs() <= 1e-3 * a.bm25.abs().max(b.bm25.abs());
+                    let same_words = b.coverage >= a.coverage - 1e-6;
                     let alike = h.rank >= kept.rank * (1.0 - 1e-9) || same_words;
                     let better =
                         (named(&edition), edition.as_str()) > (named(shown), shown.as_str());
@@ -391,22 +393,23 @@ mod tests {
         assert_eq!(got, [guide, only_old, old]);
 
         // The older edition ranked higher by what is not its words (its
-        // vector, its links, the questions asked of it): the same words
-        // matched as much, so the newer one is shown, in its place. Matched
-        // by other words, the better-ranked edition stays.
-        let hit = |page: usize, rank: f64, bm25: f32| super::super::rank::PageHit {
+        // vector, its links, the questions asked of it, a shorter text's
+        // BM25): the query's words matched as much, so the newer one is
+        // shown, in its place. Holding words the newer lacks, the
+        // better-ranked edition stays.
+        let hit = |page: usize, rank: f64, bm25: f32, coverage: f64| super::super::rank::PageHit {
             source: 0,
             page,
             sections: vec![super::super::rank::Scored {
                 source: 0,
                 section: page,
                 bm25,
-                coverage: 0.8,
+                coverage,
                 mask: 1,
                 partial: 0,
                 rank_score: rank,
             }],
-            coverage: 0.8,
+            coverage,
             rank,
             cosine: 0.0,
             asked_coverage: 0.0,
@@ -423,17 +426,28 @@ mod tests {
         let (o, n) = (1, 3);
         assert_eq!(
             shown(
-                vec![hit(o, 0.9, 5.0), hit(0, 0.5, 2.0), hit(n, 0.4, 5.0)],
+                vec![
+                    hit(o, 0.9, 5.0, 0.8),
+                    hit(0, 0.5, 2.0, 0.8),
+                    hit(n, 0.4, 5.0, 0.8)
+                ],
                 "q"
             ),
             [(new, 0.7), (guide, 0.7)]
         );
         assert_eq!(
-            shown(vec![hit(o, 0.9, 5.0), hit(n, 0.4, 5.0)], "q 2025-11-25"),
+            shown(
+                vec![hit(o, 0.9, 5.0, 0.8), hit(n, 0.4, 5.0, 0.8)],
+                "q 2025-11-25"
+            ),
             [(old, 0.7)]
         );
         assert_eq!(
-            shown(vec![hit(o, 0.9, 5.0), hit(n, 0.4, 3.0)], "q"),
+            shown(vec![hit(o, 0.9, 5.0, 0.8), hit(n, 0.4, 3.0, 0.8)], "q"),
+            [(new, 0.7)]
+        );
+        assert_eq!(
+            shown(vec![hit(o, 0.9, 5.0, 0.8), hit(n, 0.4, 5.0, 0.6)], "q"),
             [(old, 0.7)]
         );
     }
