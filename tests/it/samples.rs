@@ -68,6 +68,14 @@ fn the_samples_expect_pages_the_mirror_holds() {
     assert_eq!(check_sample("benches/blind6-queries.jsonl"), 140);
     assert_eq!(check_sample("benches/blind7-queries.jsonl"), 128);
     assert_eq!(check_sample("benches/blind8-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind9-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind10-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind11-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind12-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind13-queries.jsonl"), 120);
+    assert_eq!(check_sample("benches/blind14-queries.jsonl"), 68);
+    assert_eq!(check_sample("benches/blind15-queries.jsonl"), 64);
+    assert_eq!(check_sample("benches/blind16-queries.jsonl"), 64);
     assert_eq!(check_sample("benches/offtopic-queries.jsonl"), 150);
 }
 
