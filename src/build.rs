@@ -427,7 +427,9 @@ pub async fn build_version(
             if let Some(a) = asked {
                 // Questions are texts the model embeds too: a no-change
                 // rebuild embeds none of them either.
-                let (vectors, keys, embedded) = a.vectors(m, adapter.as_deref(), same_model)?;
+                let shipped = shipped_rows(source, &mut warnings);
+                let (vectors, keys, embedded) =
+                    a.vectors(m, adapter.as_deref(), same_model, shipped.as_ref())?;
                 timings.embedded += embedded;
                 extras.push((crate::embed::asked::ASKED_VECTORS, vectors));
                 extras.push((crate::embed::asked::ASKED_KEYS, keys));
@@ -590,6 +592,23 @@ fn query_adapter(
     Ok(Some(bytes))
 }
 
+/// The source's questions embedded ahead of the build (`asked_rows`), when
+/// configured. Rows that do not read are not used, with a warning: every
+/// question is then embedded, which costs time and changes nothing else.
+fn shipped_rows(
+    source: &Source,
+    warnings: &mut Vec<String>,
+) -> Option<crate::embed::asked::ShippedRows> {
+    let path = source.asked_rows.as_ref()?;
+    match crate::embed::asked::ShippedRows::read(path) {
+        Ok(rows) => Some(rows),
+        Err(e) => {
+            warnings.push(format!("{e}: not used, every question asked is embedded"));
+            None
+        }
+    }
+}
+
 /// The questions asked of a source's pages (`asked` in sources.yaml, see
 /// `embed::asked`), selected for this build's pages: their meta is known
 /// before anything is embedded, so an unchanged set keeps the previous
@@ -660,6 +679,7 @@ impl AskedPlan {
         m: &crate::embed::Embedder,
         adapter: Option<&[u8]>,
         prev: Option<(&Path, &crate::model::Manifest)>,
+        shipped: Option<&crate::embed::asked::ShippedRows>,
     ) -> Result<(Vec<u8>, Vec<u8>, usize), BuildError> {
         use crate::embed::asked::{AskedMeta, ASKED_KEYS, ASKED_META, ASKED_VECTORS};
         let keys_bytes = self.keys.join("\n").into_bytes();
@@ -692,19 +712,21 @@ impl AskedPlan {
             .questions
             .par_iter()
             .zip(&self.keys)
-            .map(|((q, _), key)| match before.get(key) {
-                // Dequantized, the row quantizes to the same int8
-                // components again.
-                Some(v) if v.len() == dims => v.clone(),
-                _ => {
-                    embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let v = m.embed_query(q);
-                    match &adapter {
-                        Some(a) => a.apply(&v),
-                        None => v.to_vec(),
+            .map(
+                |((q, _), key)| match before.get(key).cloned().or_else(|| shipped?.row(key)) {
+                    // Dequantized, the row quantizes to the same int8
+                    // components again.
+                    Some(v) if v.len() == dims => v,
+                    _ => {
+                        embedded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let v = m.embed_query(q);
+                        match &adapter {
+                            Some(a) => a.apply(&v),
+                            None => v.to_vec(),
+                        }
                     }
-                }
-            })
+                },
+            )
             .collect();
         let bytes = crate::embed::store::encode_vectors(Path::new(ASKED_VECTORS), dims, &rows)?;
         Ok((bytes, keys_bytes, embedded.into_inner()))

@@ -109,6 +109,13 @@ pub struct Source {
     /// and questions only asked (`asked-questions.jsonl`) stay apart.
     #[serde(default, deserialize_with = "one_or_many")]
     pub asked: Vec<PathBuf>,
+    /// Rows of those questions embedded ahead of the build
+    /// (`embed::asked::ShippedRows`, made by `examples/asked_rows.rs`): a
+    /// build takes a question's row from here when its key (model, adapter,
+    /// text) is there instead of embedding it; relative to sources.yaml's
+    /// folder.
+    #[serde(default)]
+    pub asked_rows: Option<PathBuf>,
 }
 
 /// A YAML value that is one path or a list of paths. Written as a visitor,
@@ -311,7 +318,10 @@ impl Config {
         // build runs from.
         let base = path.parent().unwrap_or(Path::new(""));
         for s in &mut cfg.sources {
-            for a in s.query_adapter.iter_mut().chain(s.asked.iter_mut()) {
+            let files = (s.query_adapter.iter_mut())
+                .chain(s.asked.iter_mut())
+                .chain(s.asked_rows.iter_mut());
+            for a in files {
                 if a.is_relative() {
                     *a = base.join(&*a);
                 }
@@ -711,8 +721,12 @@ sources:
         assert_eq!(labels, ["3.1", "3.2"]);
         // Every file a source names is there, found beside sources.yaml.
         for s in &c.sources {
-            for f in s.query_adapter.iter().chain(&s.asked) {
+            for f in s.query_adapter.iter().chain(&s.asked).chain(&s.asked_rows) {
                 assert!(f.is_file(), "{}: {} is not a file", s.id, f.display());
+            }
+            if let Some(rows) = &s.asked_rows {
+                let keys = crate::embed::asked::ShippedRows::keys_path(rows);
+                assert!(keys.is_file(), "{}: {} is not a file", s.id, keys.display());
             }
         }
     }

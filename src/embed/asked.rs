@@ -34,6 +34,88 @@ pub const ASKED_META: &str = "asked.json";
 /// file changed around them.
 pub const ASKED_KEYS: &str = "asked_keys.txt";
 
+/// Rows of questions embedded ahead of any build (sources.yaml
+/// `asked_rows`), by key ([`row_keys`]): the questions files are data of
+/// this repository, their rows under the default model are the same for
+/// every build, and embedding them is two fifths of a from-scratch build's
+/// work (6,452 of Godot's 7,040 texts). A build takes a row from here
+/// where the previous snapshot has none, and embeds the rest; a question
+/// added since is embedded, so stale rows cost time, never correctness.
+///
+/// Two files: the rows in the vector store's int8 format (`*.i8`) and
+/// beside it the keys (same name, `.keys`): a first line `sha256 <hex>` of
+/// the rows file, then one key per row.
+#[derive(Debug)]
+pub struct ShippedRows {
+    index: HashMap<String, usize>,
+    store: super::store::VectorStore,
+}
+
+impl ShippedRows {
+    /// The keys file beside a rows file.
+    pub fn keys_path(rows: &Path) -> PathBuf {
+        rows.with_extension("keys")
+    }
+
+    /// Reads and checks both files: a rows file whose sha256 is not the
+    /// one its keys file records, or whose row count is not the keys', is
+    /// an error naming the file.
+    pub fn read(rows: &Path) -> Result<ShippedRows, EmbedError> {
+        let keys_path = Self::keys_path(rows);
+        let bytes = std::fs::read(rows).map_err(|e| EmbedError::io(rows, e))?;
+        let keys =
+            std::fs::read_to_string(&keys_path).map_err(|e| EmbedError::io(&keys_path, e))?;
+        let mut lines = keys.lines();
+        let want = lines
+            .next()
+            .and_then(|l| l.strip_prefix("sha256 "))
+            .ok_or_else(|| EmbedError::invalid(&keys_path, "no `sha256 <hex>` first line"))?;
+        let got = crate::util::sha256_hex(&bytes);
+        if got != want {
+            return Err(EmbedError::invalid(
+                rows,
+                format!("sha256 {got}, its keys file records {want}: damaged or out of step"),
+            ));
+        }
+        let store = super::store::VectorStore::from_vec(rows, bytes)?;
+        let index: HashMap<String, usize> =
+            lines.enumerate().map(|(i, k)| (k.to_string(), i)).collect();
+        if index.len() != store.len() {
+            return Err(EmbedError::invalid(
+                &keys_path,
+                format!("{} distinct keys for {} rows", index.len(), store.len()),
+            ));
+        }
+        Ok(ShippedRows { index, store })
+    }
+
+    /// The row of the question `key`, dequantized (it quantizes to the
+    /// same int8 components again).
+    pub fn row(&self, key: &str) -> Option<Vec<f32>> {
+        self.index.get(key).map(|&i| self.store.row(i))
+    }
+
+    /// Writes `rows` (key, vector; keys distinct) as the two files at
+    /// `path` (see [`ShippedRows`]), keys sorted so that a regenerated
+    /// file differs only where questions did.
+    pub fn write(
+        path: &Path,
+        dims: usize,
+        rows: &mut [(String, Vec<f32>)],
+    ) -> Result<(), EmbedError> {
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        let vectors: Vec<Vec<f32>> = rows.iter().map(|(_, v)| v.clone()).collect();
+        let bytes = super::store::encode_vectors(path, dims, &vectors)?;
+        let mut keys = format!("sha256 {}\n", crate::util::sha256_hex(&bytes));
+        for (k, _) in rows.iter() {
+            keys.push_str(k);
+            keys.push('\n');
+        }
+        super::store::write_atomic(path, &bytes)?;
+        super::store::write_atomic(&Self::keys_path(path), keys.as_bytes())
+    }
+}
+
 /// What [`ASKED_META`] holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -220,6 +302,34 @@ pub fn nearest_per_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows written ahead read back by key; a keys file out of step with
+    /// its rows is refused by name.
+    #[test]
+    fn rows_embedded_ahead_read_back_by_key_and_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.i8");
+        let mut rows = vec![
+            ("b".to_string(), vec![0.0, 1.0, 0.0]),
+            ("a".to_string(), vec![0.6, 0.0, 0.8]),
+        ];
+        ShippedRows::write(&path, 3, &mut rows).unwrap();
+        let read = ShippedRows::read(&path).unwrap();
+        assert_eq!(read.row("a").unwrap().len(), 3);
+        assert!(read.row("a").unwrap()[2] > 0.79 && read.row("b").unwrap()[1] > 0.99);
+        assert!(read.row("c").is_none());
+        let keys = ShippedRows::keys_path(&path);
+        let text = std::fs::read_to_string(&keys).unwrap();
+        std::fs::write(&keys, format!("{text}c\n")).unwrap();
+        let e = ShippedRows::read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("rows.keys") && e.contains("3 distinct keys for 2 rows"),
+            "{e}"
+        );
+        std::fs::write(&keys, text.replacen("sha256 ", "sha256 0", 1)).unwrap();
+        let e = ShippedRows::read(&path).unwrap_err().to_string();
+        assert!(e.contains("rows.i8") && e.contains("out of step"), "{e}");
+    }
 
     /// What the server checks of an artifact's asked files, meta and rows
     /// together: as many rows as questions, every page one of `pages`,

@@ -21,7 +21,8 @@
 //! offset 8   u32      version (1)
 //! offset 12  u32      dims
 //! offset 16  u64      rows
-//! offset 24  rows × f32   per-row scale
+//! offset 24  rows × f32   per-row scale: 1 / |q|, which makes `q` a unit
+//!                         vector again (0 for a zero row)
 //! then       rows × dims  i8 components, row-major
 //! ```
 //!
@@ -83,20 +84,35 @@ pub fn encode_vectors(path: &Path, dims: usize, rows: &[Vec<f32>]) -> Result<Vec
     Ok(buf)
 }
 
-/// Normalizes `row` and quantizes it to int8 with one scale.
+/// Normalizes `row` and quantizes it to int8, with the factor that makes
+/// the int8 row a unit vector again. That factor is a function of the int8
+/// components alone, so a row read back ([`VectorStore::row`]) and written
+/// again is the same bytes: a build that takes rows over from an earlier
+/// file writes what embedding them would have.
 fn quantize(row: &[f32]) -> (f32, Vec<i8>) {
     let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt();
     let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
     if norm == 0.0 || max == 0.0 || !norm.is_finite() {
         return (0.0, vec![0; row.len()]);
     }
+    // As rows have always been quantized: the same components as before.
     let scale = max / norm / 127.0;
     let inv = 1.0 / (scale * norm);
-    let q = row
+    let q: Vec<i8> = row
         .iter()
         .map(|v| (v * inv).round().clamp(-127.0, 127.0) as i8)
         .collect();
-    (scale, q)
+    (unit_factor(&q), q)
+}
+
+/// `1 / |q|` (0 for the zero row): `q` times it is a unit vector.
+fn unit_factor(q: &[i8]) -> f32 {
+    let n2: i64 = q.iter().map(|&v| (v as i64) * (v as i64)).sum();
+    if n2 == 0 {
+        0.0
+    } else {
+        (1.0 / (n2 as f64).sqrt()) as f32
+    }
 }
 
 /// Writes `bytes` to a sibling temp file, syncs it and renames it over `path`.
@@ -196,12 +212,11 @@ impl VectorStore {
             .chunks_exact(4)
             .zip(data.chunks_exact(dims))
             .map(|(s, row)| {
-                let scale = f32::from_le_bytes(s.try_into().unwrap());
-                let n2: i64 = row.iter().map(|&v| (v as i64) * (v as i64)).sum();
-                if n2 == 0 || scale == 0.0 {
-                    0.0
-                } else {
-                    (1.0 / (n2 as f64).sqrt()) as f32
+                // Recomputed from the components (files written before the
+                // scale was defined as this factor hold another scale).
+                match f32::from_le_bytes(s.try_into().unwrap()) {
+                    0.0 => 0.0,
+                    _ => unit_factor(row),
                 }
             })
             .collect();
@@ -301,6 +316,20 @@ mod tests {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         ((*seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+    }
+
+    /// Rows read back and written again are the same bytes (a build that
+    /// takes rows over from an earlier file writes what embedding gave),
+    /// zero rows included.
+    #[test]
+    fn rows_read_back_write_the_same_bytes() {
+        let mut rows = random_rows(200, 384, 7);
+        rows.push(vec![0.0; 384]);
+        let first = encode_vectors(Path::new("v"), 384, &rows).unwrap();
+        let store = VectorStore::from_bytes(Path::new("v"), &first).unwrap();
+        let back: Vec<Vec<f32>> = (0..store.len()).map(|i| store.row(i)).collect();
+        let again = encode_vectors(Path::new("v"), 384, &back).unwrap();
+        assert!(first == again, "the bytes changed on the way back");
     }
 
     fn random_rows(n: usize, dims: usize, seed: u64) -> Vec<Vec<f32>> {

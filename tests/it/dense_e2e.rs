@@ -720,6 +720,86 @@ fn without_a_model_the_questions_texts_are_kept_and_ranked() {
 }
 
 /// A questions file whose one question asks about no page of the mirror.
+/// Questions embedded ahead of the build (`asked_rows` in sources.yaml,
+/// as `examples/asked_rows.rs` writes them): a build from scratch takes
+/// their rows instead of embedding them and writes the very bytes embedding
+/// them gives; a damaged rows file is named in a warning and every
+/// question is embedded as without it.
+#[test]
+fn questions_embedded_ahead_are_taken_over() {
+    use docsnap::embed::asked::{ShippedRows, ASKED_KEYS, ASKED_VECTORS};
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED questions_embedded_ahead_are_taken_over: no BERT model");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let cfg_dir = tmp.path().join("cfg");
+    let plain = leapview_config(&cfg_dir, "asked: asked.jsonl");
+    let ahead = leapview_config(
+        &cfg_dir.join("ahead"),
+        "asked: ../asked.jsonl\n    asked_rows: rows.i8",
+    );
+    let texts = |err: &str| -> usize {
+        let at = err.find(" texts)").expect("the build's timings");
+        let open = err[..at].rfind('(').unwrap();
+        err[open + 1..at].parse().unwrap()
+    };
+    // A build that embeds its questions, and what it wrote.
+    let snaps = tmp.path().join("plain");
+    ask_elsewhere(&cfg_dir.join("asked.jsonl"));
+    let (code, _, err) = build_leapview(&plain, &snaps, Some(&teacher), &mirror.url, &[]);
+    assert_eq!(code, 0, "{err}");
+    let model = Arc::new(Embedder::load(&teacher).unwrap());
+    let (lib, _) = Library::load_dir_with(&snaps, Some(model)).unwrap();
+    let url = lib.sources[0].pages[2].url.clone();
+    let lines: String = [
+        "where do my saved dashboards go",
+        "share a chart with my team",
+    ]
+    .iter()
+    .map(|q| format!("{}\n", serde_json::json!({"query": q, "url": url})))
+    .collect();
+    std::fs::write(cfg_dir.join("asked.jsonl"), lines).unwrap();
+    let _ = std::fs::remove_dir_all(&snaps);
+    let (code, _, err) = build_leapview(&plain, &snaps, Some(&teacher), &mirror.url, &[]);
+    assert_eq!(code, 0, "{err}");
+    let embedded_all = texts(&err);
+    let (d, m) = newest_asked_artifact(&snaps);
+    let want = std::fs::read(d.join(ASKED_VECTORS)).unwrap();
+    let store = docsnap::embed::store::VectorStore::from_bytes(&d, &want).unwrap();
+    let keys = docsnap::artifact::read_verified(&d, &m, ASKED_KEYS).unwrap();
+    let mut rows: Vec<(String, Vec<f32>)> = (String::from_utf8(keys).unwrap().split('\n'))
+        .enumerate()
+        .map(|(i, k)| (k.to_string(), store.row(i)))
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let rows_file = cfg_dir.join("ahead/rows.i8");
+    ShippedRows::write(&rows_file, store.dims(), &mut rows).unwrap();
+
+    // From scratch with them: the questions are not embedded, the bytes
+    // are the same.
+    let snaps = tmp.path().join("ahead");
+    let (code, _, err) = build_leapview(&ahead, &snaps, Some(&teacher), &mirror.url, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(texts(&err), embedded_all - 2, "{err}");
+    let (d, _) = newest_asked_artifact(&snaps);
+    assert!(std::fs::read(d.join(ASKED_VECTORS)).unwrap() == want);
+
+    // One flipped byte: named, not used, the same bytes embedded again.
+    let mut bytes = std::fs::read(&rows_file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&rows_file, bytes).unwrap();
+    let snaps = tmp.path().join("damaged");
+    let (code, _, err) = build_leapview(&ahead, &snaps, Some(&teacher), &mirror.url, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("rows.i8") && err.contains("not used"), "{err}");
+    assert_eq!(texts(&err), embedded_all, "{err}");
+    let (d, _) = newest_asked_artifact(&snaps);
+    assert!(std::fs::read(d.join(ASKED_VECTORS)).unwrap() == want);
+}
+
 fn ask_elsewhere(questions: &std::path::Path) {
     let line = serde_json::json!({"query": "elsewhere", "url": "https://other.example/x"});
     std::fs::write(questions, format!("{line}\n")).unwrap();
@@ -757,7 +837,7 @@ fn leapview_config(dir: &std::path::Path, line: &str) -> std::path::PathBuf {
         .map_or(project.len(), |e| start + 1 + e);
     let entry: String = project[start..end]
         .lines()
-        .filter(|l| !l.starts_with("    asked:"))
+        .filter(|l| !l.starts_with("    asked:") && !l.starts_with("    asked_rows:"))
         .map(|l| format!("{l}\n"))
         .collect();
     let project = format!("{}{entry}{}", &project[..start], &project[end..]);
