@@ -77,6 +77,8 @@ pub struct StageTimings {
     pub write_ms: u64,
     /// Texts the model embedded (not reused from the previous snapshot).
     pub embedded: usize,
+    /// Of those, pages embedded while the crawl ran (`EarlyVectors`).
+    pub embedded_early: usize,
 }
 
 /// Build failure of a whole (source, version).
@@ -200,7 +202,8 @@ pub async fn build_version(
         slug,
         rules: source.selectors.compile()?,
     });
-    let early = EarlyNormalizer::start(pipeline.clone());
+    let early_vectors = EarlyVectors::new(opts.model.as_ref(), prev.as_ref());
+    let early = EarlyNormalizer::start(pipeline.clone(), early_vectors.clone());
     let t_crawl = std::time::Instant::now();
     let crawled = crawl::crawl_version(
         source,
@@ -421,7 +424,9 @@ pub async fn build_version(
                 .as_ref()
                 .filter(|p| p.manifest.embedding == embedding)
                 .map(|p| (p.dir.as_path(), &p.manifest));
-            let (files, embedded) = m.embed_artifact(&pages, &sections, same_model)?;
+            let early_rows = early_vectors.map(|e| e.take()).unwrap_or_default();
+            timings.embedded_early = early_rows.len();
+            let (files, embedded) = m.embed_artifact(&pages, &sections, same_model, early_rows)?;
             timings.embedded = embedded;
             extras.extend(files);
             if let Some(a) = asked {
@@ -786,6 +791,83 @@ fn records_fingerprint(source: &Source) -> String {
     crate::util::sha256_hex(basis.to_string().as_bytes())
 }
 
+/// Page vectors made by the normalizing threads as pages arrive (a
+/// transformer's page units only): a crawl held to a host's rate waits on
+/// the network, and embedding the pages is most of a build's work, so it
+/// runs in that wait instead of after it. Keyed as `embed_pages` keys page
+/// texts, which takes them as it takes a previous snapshot's rows; a page
+/// whose final text differs (the crawl's last word on a page is the
+/// truth) is embedded again there.
+struct EarlyVectors {
+    model: Arc<crate::embed::Embedder>,
+    /// Keys of the rows the previous snapshot has (made by this model):
+    /// nothing to embed for those.
+    known: std::collections::HashSet<String>,
+    done: std::sync::Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl EarlyVectors {
+    fn new(
+        model: Option<&Arc<crate::embed::Embedder>>,
+        prev: Option<&artifact::PreviousPages>,
+    ) -> Option<Arc<EarlyVectors>> {
+        let model = model?;
+        if !matches!(model.as_ref(), crate::embed::Embedder::Contextual(_)) {
+            return None;
+        }
+        let info = model.info();
+        let known = prev
+            .filter(|p| p.manifest.embedding.as_ref() == Some(&info))
+            .and_then(|p| {
+                let keys = crate::embed::VECTOR_KEYS_FILE;
+                artifact::read_verified(&p.dir, &p.manifest, keys).ok()
+            })
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .split('\n')
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Arc::new(EarlyVectors {
+            model: model.clone(),
+            known,
+            done: Default::default(),
+        }))
+    }
+
+    /// The text the page of `records` is embedded from.
+    fn text((page, sections, _): &PageRecords) -> Option<String> {
+        crate::embed::contextual::page_texts(std::slice::from_ref(page), sections).pop()
+    }
+
+    /// Embeds a page's `text` unless it has a row already.
+    fn embed(&self, text: String) {
+        let crate::embed::Embedder::Contextual(m) = self.model.as_ref() else {
+            return;
+        };
+        let key = crate::util::sha256_hex(text.as_bytes());
+        let seen = |k: &String| {
+            self.known.contains(k) || self.done.lock().is_ok_and(|d| d.contains_key(k))
+        };
+        if seen(&key) {
+            return;
+        }
+        let v = m.embed_document(&text);
+        if let Ok(mut d) = self.done.lock() {
+            d.insert(key, v);
+        }
+    }
+
+    /// The rows made, once every thread is done.
+    fn take(&self) -> HashMap<String, Vec<f32>> {
+        self.done
+            .lock()
+            .map(|mut d| std::mem::take(&mut *d))
+            .unwrap_or_default()
+    }
+}
+
 /// Worker threads that normalize pages handed to them by the crawl's sink.
 struct EarlyNormalizer {
     tx: std::sync::mpsc::Sender<FetchedPage>,
@@ -794,13 +876,14 @@ struct EarlyNormalizer {
 }
 
 impl EarlyNormalizer {
-    fn start(pipeline: Arc<PagePipeline>) -> EarlyNormalizer {
+    fn start(pipeline: Arc<PagePipeline>, vectors: Option<Arc<EarlyVectors>>) -> EarlyNormalizer {
         let (tx, rx) = std::sync::mpsc::channel::<FetchedPage>();
         let rx = Arc::new(std::sync::Mutex::new(rx));
         let results: Arc<std::sync::Mutex<EarlyResults>> = Arc::default();
         let workers = (0..normalize_threads())
             .map(|_| {
                 let (rx, pipeline, results) = (rx.clone(), pipeline.clone(), results.clone());
+                let vectors = vectors.clone();
                 std::thread::spawn(move || loop {
                     let next = match rx.lock() {
                         Ok(r) => r.recv(),
@@ -808,8 +891,13 @@ impl EarlyNormalizer {
                     };
                     let Ok(f) = next else { return };
                     let r = normalize_guarded(&pipeline, &f);
+                    let text = (vectors.as_ref().zip(r.as_ref().ok()))
+                        .and_then(|(_, records)| EarlyVectors::text(records));
                     if let Ok(mut m) = results.lock() {
                         m.insert(f.url.clone(), (body_hash(&f), r));
+                    }
+                    if let (Some(v), Some(t)) = (&vectors, text) {
+                        v.embed(t);
                     }
                 })
             })

@@ -924,13 +924,14 @@ fn run_build(
             Ok(rep) => {
                 let t = &rep.timings;
                 tracing::info!(
-                    "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms ({} texts), index+write {} ms",
+                    "{} {} timings: crawl {} ms, normalize+section {} ms, embed {} ms ({} texts), {} of them during the crawl, index+write {} ms",
                     rep.source,
                     rep.version,
                     t.crawl_ms,
                     t.normalize_ms,
                     t.embed_ms,
                     t.embedded,
+                    t.embedded_early,
                     t.write_ms
                 );
                 for w in &rep.warnings {

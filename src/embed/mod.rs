@@ -479,12 +479,15 @@ impl Embedder {
     /// and for page vectors their [`VECTOR_KEYS_FILE`]. `previous` is the
     /// previous snapshot of the same version when this model made its
     /// vectors: rows of unchanged texts are taken from it, not embedded again.
-    /// Returns the files and how many texts were embedded.
+    /// `early` holds page rows this build embedded already (while the crawl
+    /// ran, see `build`), by key. Returns the files and how many texts were
+    /// embedded, those included.
     pub fn embed_artifact(
         &self,
         pages: &[crate::model::Page],
         sections: &[crate::model::Section],
         previous: Option<(&Path, &crate::model::Manifest)>,
+        early: std::collections::HashMap<String, Vec<f32>>,
     ) -> Result<(Vec<ArtifactFile>, usize), EmbedError> {
         let vectors = Path::new(VECTORS_FILE);
         match self {
@@ -501,10 +504,16 @@ impl Embedder {
                 Ok((vec![(VECTORS_FILE, bytes)], rows.len()))
             }
             Embedder::Contextual(m) => {
-                let reuse = previous
+                let mut reuse = previous
                     .map(|p| previous_rows(p, VECTORS_FILE, VECTOR_KEYS_FILE))
                     .unwrap_or_default();
+                let early: std::collections::HashMap<String, Vec<f32>> = (early.into_iter())
+                    .filter(|(k, _)| !reuse.contains_key(k))
+                    .collect();
+                let early_keys: std::collections::HashSet<String> = early.keys().cloned().collect();
+                reuse.extend(early);
                 let (rows, keys, embedded) = m.embed_pages(pages, sections, &reuse);
+                let embedded = embedded + keys.iter().filter(|k| early_keys.contains(*k)).count();
                 let bytes = store::encode_vectors(vectors, m.dims(), &rows)?;
                 let keys = keys.join("\n").into_bytes();
                 Ok((

@@ -135,8 +135,31 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
         !err.contains("(0 texts)"),
         "first build embedded nothing:\n{err}"
     );
+    // The pages were embedded while the crawl ran, every one of them.
+    for line in err.lines().filter(|l| l.contains(" texts)")) {
+        let n = |after: &str, before: &str| -> usize {
+            let end = line.find(before).unwrap();
+            let start = line[..end].rfind(after).unwrap() + after.len();
+            line[start..end].trim().parse().unwrap()
+        };
+        let (texts, early) = (n("(", " texts)"), n("),", " of them during the crawl"));
+        assert!(texts > 0 && early == texts, "{line}");
+    }
     let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
     assert_eq!(model.unit(), docsnap::model::VectorUnit::Page);
+    // And their rows are what embedding each page's text after the crawl
+    // gives, bit for bit.
+    let Embedder::Contextual(cm) = model.as_ref() else {
+        panic!("a BERT folder loads as the transformer")
+    };
+    for d in docsnap::artifact::newest_artifacts(&snaps).unwrap() {
+        let a = docsnap::artifact::load(&d).unwrap();
+        let texts = docsnap::embed::contextual::page_texts(&a.pages, &a.sections);
+        let rows: Vec<Vec<f32>> = texts.iter().map(|t| cm.embed_document(t)).collect();
+        let want = docsnap::embed::store::encode_vectors(&d, 384, &rows).unwrap();
+        let got = std::fs::read(d.join(docsnap::embed::VECTORS_FILE)).unwrap();
+        assert!(got == want, "{}: page rows differ", d.display());
+    }
 
     let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
     assert_eq!(dirs.len(), 2, "{dirs:?}");
@@ -226,8 +249,7 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
     assert_eq!(err.matches("(0 texts)").count(), 2, "{err}");
     let dirs = docsnap::artifact::newest_artifacts(&snaps).unwrap();
     for (d, before) in dirs.iter().zip(&first) {
-        // The same int8 rows (their stored scale, which cancels out of
-        // every cosine, may differ in the last bit).
+        // The same rows.
         let after = VectorStore::load(&d.join(docsnap::embed::VECTORS_FILE)).unwrap();
         assert_eq!(after.len(), before.len());
         for i in 0..after.len() {
