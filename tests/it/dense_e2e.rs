@@ -136,14 +136,8 @@ fn build_with_transformer_page_vectors_and_reuse_them() {
         "first build embedded nothing:\n{err}"
     );
     // The pages were embedded while the crawl ran, every one of them.
-    for line in err.lines().filter(|l| l.contains(" texts)")) {
-        let n = |after: &str, before: &str| -> usize {
-            let end = line.find(before).unwrap();
-            let start = line[..end].rfind(after).unwrap() + after.len();
-            line[start..end].trim().parse().unwrap()
-        };
-        let (texts, early) = (n("(", " texts)"), n("),", " of them during the crawl"));
-        assert!(texts > 0 && early == texts, "{line}");
+    for (texts, early) in embedded_texts(&err) {
+        assert!(texts > 0 && early == texts, "{err}");
     }
     let model = Arc::new(Embedder::load(&teacher).expect("load the BERT folder"));
     assert_eq!(model.unit(), docsnap::model::VectorUnit::Page);
@@ -762,11 +756,7 @@ fn questions_embedded_ahead_are_taken_over() {
         &cfg_dir.join("ahead"),
         "asked: ../asked.jsonl\n    asked_rows: rows.i8",
     );
-    let texts = |err: &str| -> usize {
-        let at = err.find(" texts)").expect("the build's timings");
-        let open = err[..at].rfind('(').unwrap();
-        err[open + 1..at].parse().unwrap()
-    };
+    let texts = |err: &str| -> usize { embedded_texts(err).iter().map(|t| t.0).sum() };
     // A build that embeds its questions, and what it wrote.
     let snaps = tmp.path().join("plain");
     ask_elsewhere(&cfg_dir.join("asked.jsonl"));
@@ -820,6 +810,24 @@ fn questions_embedded_ahead_are_taken_over() {
     assert_eq!(texts(&err), embedded_all, "{err}");
     let (d, _) = newest_asked_artifact(&snaps);
     assert!(std::fs::read(d.join(ASKED_VECTORS)).unwrap() == want);
+}
+
+/// Per timings line of a build's log: the texts it embedded, and how many
+/// of them during the crawl.
+fn embedded_texts(log: &str) -> Vec<(usize, usize)> {
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" texts)")).collect();
+    assert!(!lines.is_empty(), "no timings in the build's log:\n{log}");
+    lines
+        .into_iter()
+        .map(|line| {
+            let n = |after: &str, before: &str| -> usize {
+                let end = line.find(before).unwrap();
+                let start = line[..end].rfind(after).unwrap() + after.len();
+                line[start..end].trim().parse().unwrap()
+            };
+            (n("(", " texts)"), n("),", " of them during the crawl"))
+        })
+        .collect()
 }
 
 fn ask_elsewhere(questions: &std::path::Path) {
