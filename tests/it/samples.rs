@@ -76,6 +76,7 @@ const SAMPLES: &[(&str, usize)] = &[
     ("blind14-queries.jsonl", 68),
     ("blind15-queries.jsonl", 64),
     ("blind16-queries.jsonl", 64),
+    ("blind17-queries.jsonl", 64),
     ("offtopic-queries.jsonl", 150),
 ];
 
