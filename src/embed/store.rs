@@ -288,12 +288,12 @@ impl VectorStore {
         if query.len() != self.dims || self.rows == 0 {
             return Vec::new();
         }
-        let (qscale, q) = quantize(query);
-        if qscale == 0.0 {
+        // The factor that makes the int8 query a unit vector (0: a zero
+        // query, which matches nothing).
+        let (qfactor, q) = quantize(query);
+        if qfactor == 0.0 {
             return Vec::new();
         }
-        let qn2: i64 = q.iter().map(|&v| (v as i64) * (v as i64)).sum();
-        let qfactor = (1.0 / (qn2 as f64).sqrt()) as f32;
         let mut dots = vec![0i32; self.rows];
         docsnap_bert::dots_i8(&self.data, &q, &mut dots);
         let mut scored: Vec<(f32, usize)> = Vec::with_capacity(self.rows.min(4096));
