@@ -481,7 +481,8 @@ impl Embedder {
     /// vectors: rows of unchanged texts are taken from it, not embedded again.
     /// `early` holds page rows this build embedded already (while the crawl
     /// ran, see `build`), by key. Returns the files and how many texts were
-    /// embedded, those included.
+    /// embedded, those included (a page whose final text differs from its
+    /// early one is embedded twice, and counted twice).
     pub fn embed_artifact(
         &self,
         pages: &[crate::model::Page],
@@ -507,13 +508,12 @@ impl Embedder {
                 let mut reuse = previous
                     .map(|p| previous_rows(p, VECTORS_FILE, VECTOR_KEYS_FILE))
                     .unwrap_or_default();
-                let early: std::collections::HashMap<String, Vec<f32>> = (early.into_iter())
-                    .filter(|(k, _)| !reuse.contains_key(k))
-                    .collect();
-                let early_keys: std::collections::HashSet<String> = early.keys().cloned().collect();
+                // Early rows are texts the previous snapshot lacked (the
+                // build skips those it has): each was a pass of the model.
+                let early_passes = early.len();
                 reuse.extend(early);
                 let (rows, keys, embedded) = m.embed_pages(pages, sections, &reuse);
-                let embedded = embedded + keys.iter().filter(|k| early_keys.contains(*k)).count();
+                let embedded = embedded + early_passes;
                 let bytes = store::encode_vectors(vectors, m.dims(), &rows)?;
                 let keys = keys.join("\n").into_bytes();
                 Ok((
