@@ -432,9 +432,9 @@ pub async fn build_version(
             if let Some(a) = asked {
                 // Questions are texts the model embeds too: a no-change
                 // rebuild embeds none of them either.
-                let shipped = shipped_rows(source, &mut warnings);
+                let shipped = || shipped_rows(source, &mut warnings);
                 let (vectors, keys, embedded) =
-                    a.vectors(m, adapter.as_deref(), same_model, shipped.as_ref())?;
+                    a.vectors(m, adapter.as_deref(), same_model, shipped)?;
                 timings.embedded += embedded;
                 extras.push((crate::embed::asked::ASKED_VECTORS, vectors));
                 extras.push((crate::embed::asked::ASKED_KEYS, keys));
@@ -684,7 +684,7 @@ impl AskedPlan {
         m: &crate::embed::Embedder,
         adapter: Option<&[u8]>,
         prev: Option<(&Path, &crate::model::Manifest)>,
-        shipped: Option<&crate::embed::asked::ShippedRows>,
+        shipped: impl FnOnce() -> Option<crate::embed::asked::ShippedRows>,
     ) -> Result<(Vec<u8>, Vec<u8>, usize), BuildError> {
         use crate::embed::asked::{AskedMeta, ASKED_KEYS, ASKED_META, ASKED_VECTORS};
         let keys_bytes = self.keys.join("\n").into_bytes();
@@ -705,6 +705,12 @@ impl AskedPlan {
         let before = prev
             .map(|p| crate::embed::previous_rows(p, ASKED_VECTORS, ASKED_KEYS))
             .unwrap_or_default();
+        // The rows shipped with the questions, read only when the previous
+        // snapshot lacks some (5.8 MB and a sha256: not for every rebuild).
+        let shipped = match self.keys.iter().all(|k| before.contains_key(k)) {
+            true => None,
+            false => shipped(),
+        };
         let adapter = adapter
             .map(|b| crate::embed::adapter::QueryAdapter::from_bytes(Path::new(ASKED_VECTORS), b))
             .transpose()?;
@@ -717,8 +723,12 @@ impl AskedPlan {
             .questions
             .par_iter()
             .zip(&self.keys)
-            .map(
-                |((q, _), key)| match before.get(key).cloned().or_else(|| shipped?.row(key)) {
+            .map(|((q, _), key)| {
+                match before
+                    .get(key)
+                    .cloned()
+                    .or_else(|| shipped.as_ref()?.row(key))
+                {
                     // Dequantized, the row quantizes to the same int8
                     // components again.
                     Some(v) if v.len() == dims => v,
@@ -730,8 +740,8 @@ impl AskedPlan {
                             None => v.to_vec(),
                         }
                     }
-                },
-            )
+                }
+            })
             .collect();
         let bytes = crate::embed::store::encode_vectors(Path::new(ASKED_VECTORS), dims, &rows)?;
         Ok((bytes, keys_bytes, embedded.into_inner()))
