@@ -19,6 +19,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 mod crew;
 
 use std::fs;
@@ -1686,8 +1688,40 @@ mod simd {
             {
                 k.push(("avx512vnni", vnni_512_cols));
             }
+            // The tile unit first, where there is a VNNI kernel for the
+            // shapes it does not take (`k` not a multiple of 64).
+            if !k.is_empty() && super::amx::available() {
+                k.insert(0, ("amx", amx_cols));
+            }
             k
         })
+    }
+
+    /// [`super::amx::cols`] where `k` is a multiple of 64, the first VNNI
+    /// kernel elsewhere.
+    ///
+    /// # Safety
+    /// As [`VnniKernel`], on a CPU where `amx::available()`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn amx_cols(
+        xp: *const u8,
+        m: usize,
+        wp: *const i8,
+        wsum: &[i32],
+        n: usize,
+        k: usize,
+        yp: *mut f32,
+        cols: Range<usize>,
+    ) {
+        // SAFETY: this function's contract.
+        unsafe {
+            if k.is_multiple_of(64) {
+                super::amx::cols(xp, m, wp, wsum, n, k, yp, cols)
+            } else {
+                let (_, next) = vnni_kernels()[1];
+                next(xp, m, wp, wsum, n, k, yp, cols)
+            }
+        }
     }
 
     /// Whether this CPU runs a VNNI kernel.
@@ -1932,6 +1966,13 @@ mod tests {
             (9, 16, 4),
             (8, 16, 8),
             (4, 8, 4),
+            // AMX shapes (k a multiple of 64): two tiles of tokens, one,
+            // a short last one; pairs of column blocks and a single one.
+            (37, 24, 128),
+            (16, 16, 64),
+            (33, 40, 192),
+            (3, 8, 64),
+            (50, 48, 384),
         ] {
             let x: Vec<f32> = (0..m * k)
                 .map(|v| ((v * 37 % 101) as f32 - 50.0) / 7.0)
