@@ -28,12 +28,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Defines `fn $name` whose body runs compiled for AVX2 and FMA when the
-/// CPU has them, and as written otherwise. For the loops around the
-/// kernels (quantizing, rescaling, GELU, LayerNorm, attention): built for
-/// the baseline x86-64 they vectorize to SSE2's 4 lanes, and they were
-/// half of a question's time beside the 8-lane kernels. Whatever the body
-/// calls must be `#[inline(always)]` to be compiled the same way.
+/// Defines `fn $name` whose body runs compiled for AVX-512 (F, BW, VL)
+/// when the CPU has it, else for AVX2 and FMA when it has those, and as
+/// written otherwise. For the loops around the kernels (quantizing,
+/// rescaling, GELU, LayerNorm, attention): built for the baseline x86-64
+/// they vectorize to SSE2's 4 lanes, and they were half of a question's
+/// time beside the 8-lane kernels; 16 lanes took a further 8 % off a
+/// page's pass. The compiler vectorizes without reassociating or fusing,
+/// so each form computes the same bits. Whatever the body calls must be
+/// `#[inline(always)]` to be compiled the same way.
 macro_rules! avx2_version {
     (
         $(#[$meta:meta])*
@@ -43,6 +46,16 @@ macro_rules! avx2_version {
         fn $name $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? {
             #[inline(always)]
             fn imp $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            if simd::avx512() {
+                #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+                unsafe fn wide $(<$($g),*>)? ($($arg: $t),*) $(-> $ret)? {
+                    imp($($arg),*)
+                }
+                // SAFETY: the CPU has AVX-512 F, BW and VL (checked with
+                // `avx512`, which implies AVX2 and FMA).
+                return unsafe { wide($($arg),*) };
+            }
             #[cfg(target_arch = "x86_64")]
             if simd::available() {
                 #[target_feature(enable = "avx2,fma")]
@@ -835,34 +848,38 @@ avx2_version! {
     fn attention(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut [f32]) {
         let d = h / heads;
         let scale = 1.0 / (d as f32).sqrt();
-        // Keys in blocks of eight, each block `d` rows of eight (the last
-        // block padded with zeros, whose scores are dropped): a block's
-        // scores read one contiguous run.
-        let blocks = n.div_ceil(LANES);
-        let width = blocks * LANES;
-        let mut kt = vec![0f32; blocks * d * LANES];
+        // With AVX-512 keys go sixteen to a block, a score per lane of a
+        // 512-bit vector, and eight queries' weighted sums are formed side
+        // by side ([`weighted_sums_wide`]); the same operations per score
+        // and per sum, so the same bits.
+        let wide = wide_attention(d);
+        let (lanes, group_max) = if wide { (WIDE_LANES, WIDE_GROUP) } else { (LANES, GROUP) };
+        // Keys in blocks of `lanes`, each block `d` rows of `lanes` (the
+        // last block padded with zeros, whose scores are dropped): a
+        // block's scores read one contiguous run.
+        let blocks = n.div_ceil(lanes);
+        let width = blocks * lanes;
+        let mut kt = vec![0f32; blocks * d * lanes];
         let mut v = vec![0f32; n * d];
-        let mut p = vec![0f32; GROUP * width];
+        let mut p = vec![0f32; group_max * width];
         for head in 0..heads {
             let off = head * d;
             for j in 0..n {
                 let row = &qkv[j * 3 * h..];
-                let block = &mut kt[j / LANES * d * LANES..][..d * LANES];
+                let block = &mut kt[j / lanes * d * lanes..][..d * lanes];
                 for (e, &x) in row[h + off..][..d].iter().enumerate() {
-                    block[e * LANES + j % LANES] = x;
+                    block[e * lanes + j % lanes] = x;
                 }
                 v[j * d..][..d].copy_from_slice(&row[2 * h + off..][..d]);
             }
             // Queries a few at a time: each softmax's sum is a chain of
             // dependent additions (in order, for the bits), and the
             // group's chains run side by side.
-            for i0 in (0..n).step_by(GROUP) {
-                let group = GROUP.min(n - i0);
+            for i0 in (0..n).step_by(group_max) {
+                let group = group_max.min(n - i0);
                 for (g, pg) in p.chunks_exact_mut(width).take(group).enumerate() {
                     let q = &qkv[(i0 + g) * 3 * h + off..][..d];
-                    for (kb, pb) in kt.chunks_exact(d * LANES).zip(pg.chunks_exact_mut(LANES)) {
-                        block_scores(q, kb, scale, pb);
-                    }
+                    row_scores(q, &kt, scale, pg);
                     let pg = &mut pg[..n];
                     let max = pg.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
                     // libm's exp or its steps (on glibc the same values):
@@ -870,16 +887,33 @@ avx2_version! {
                     // already hold.
                     exp_less(pg, max);
                 }
-                let mut sums = [-0.0f32; GROUP]; // where `Iterator::sum` starts
-                for j in 0..n {
-                    for (g, s) in sums.iter_mut().enumerate().take(group) {
-                        *s += p[g * width + j];
+                let mut sums = [-0.0f32; WIDE_GROUP]; // where `Iterator::sum` starts
+                if group == WIDE_GROUP {
+                    // A whole group's rows sliced once: eight chains with
+                    // no bounds to check between their additions.
+                    let rows: [&[f32]; WIDE_GROUP] = std::array::from_fn(|g| &p[g * width..][..n]);
+                    for j in 0..n {
+                        for (s, row) in sums.iter_mut().zip(&rows) {
+                            *s += row[j];
+                        }
+                    }
+                } else {
+                    for j in 0..n {
+                        for (g, s) in sums.iter_mut().enumerate().take(group) {
+                            *s += p[g * width + j];
+                        }
                     }
                 }
                 for (g, pg) in p.chunks_exact_mut(width).take(group).enumerate() {
-                    let pg = &mut pg[..n];
-                    pg.iter_mut().for_each(|pj| *pj /= sums[g]);
-                    weighted_sum(pg, &v, &mut out[(i0 + g) * h + off..][..d]);
+                    pg[..n].iter_mut().for_each(|pj| *pj /= sums[g]);
+                }
+                let out = &mut out[i0 * h..];
+                if wide {
+                    weighted_sums_wide(&p, width, group, &v, d, n, &mut out[off..], h);
+                } else {
+                    for (g, pg) in p.chunks_exact(width).take(group).enumerate() {
+                        weighted_sum(&pg[..n], &v, &mut out[g * h + off..][..d]);
+                    }
                 }
             }
         }
@@ -919,6 +953,72 @@ fn block_sum<const W: usize>(p: &[f32], v: &[f32], d: usize, c: usize, o: &mut [
     o.copy_from_slice(&acc);
 }
 
+/// Whether [`attention`] runs its AVX-512 form for heads `d` wide: the
+/// wide weighted sums take 32 coordinates a pass.
+#[inline(always)]
+fn wide_attention(d: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return d.is_multiple_of(32) && simd::avx512();
+    #[cfg(not(target_arch = "x86_64"))]
+    return {
+        let _ = d;
+        false
+    };
+}
+
+/// [`weighted_sum`] for the first `group` rows of `p` (each `width` long,
+/// `n` used) into `out` at rows `g · stride`: [`simd::weighted_sums`],
+/// which only [`wide_attention`] lets run.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn weighted_sums_wide(
+    p: &[f32],
+    width: usize,
+    group: usize,
+    v: &[f32],
+    d: usize,
+    n: usize,
+    out: &mut [f32],
+    stride: usize,
+) {
+    assert!(group <= WIDE_GROUP && p.len() >= WIDE_GROUP * width && width >= n);
+    assert!(v.len() >= n * d && d.is_multiple_of(32));
+    assert!(out.len() >= (group - 1) * stride + d);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `wide_attention` checked AVX-512; shapes asserted above.
+    unsafe {
+        simd::weighted_sums(
+            p.as_ptr(),
+            width,
+            group,
+            v.as_ptr(),
+            d,
+            n,
+            out.as_mut_ptr(),
+            stride,
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("wide attention without AVX-512: {}", out.len());
+}
+
+/// A query's scores against every block of keys `kt` (blocks of
+/// [`WIDE_LANES`] where [`wide_attention`] holds, of [`LANES`] elsewhere)
+/// into `out`, one per key and padding.
+#[inline(always)]
+fn row_scores(q: &[f32], kt: &[f32], scale: f32, out: &mut [f32]) {
+    let d = q.len();
+    #[cfg(target_arch = "x86_64")]
+    if wide_attention(d) {
+        // SAFETY: AVX-512 checked; `scores_wide` asserts the shapes.
+        unsafe { simd::scores_wide(q, kt, scale, out) };
+        return;
+    }
+    for (kb, pb) in kt.chunks_exact(d * LANES).zip(out.chunks_exact_mut(LANES)) {
+        block_scores(q, kb, scale, pb);
+    }
+}
+
 /// [`scores`]: [`simd::scores`] where AVX2 runs (the same values).
 #[inline(always)]
 fn block_scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
@@ -938,6 +1038,12 @@ fn block_scores(q: &[f32], kb: &[f32], scale: f32, out: &mut [f32]) {
 #[inline(always)]
 fn exp_less(p: &mut [f32], max: f32) {
     #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+    if simd::avx512() {
+        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (just checked).
+        unsafe { simd::exp_less_wide(p, max) };
+        return;
+    }
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
     if simd::available() {
         // SAFETY: the CPU has AVX2 and FMA (just checked).
         unsafe { simd::exp_less(p, max) };
@@ -948,6 +1054,14 @@ fn exp_less(p: &mut [f32], max: f32) {
 
 /// Queries whose softmax sums [`attention`] runs side by side.
 const GROUP: usize = 4;
+
+/// Queries whose softmax sums and weighted sums [`attention`]'s AVX-512
+/// form runs side by side: 8 × 2 vectors of sums, 16 of AVX-512's 32
+/// registers.
+const WIDE_GROUP: usize = 8;
+
+/// Keys scored at once by [`simd::scores_wide`]: one 512-bit vector.
+const WIDE_LANES: usize = 16;
 
 /// Lanes of [`dot`]'s running sums, and keys scored at once by [`scores`].
 const LANES: usize = 8;
@@ -1810,6 +1924,190 @@ mod simd {
         _mm256_storeu_ps(out.as_mut_ptr(), r);
     }
 
+    /// Whether this CPU runs the AVX-512 attention (checked once).
+    pub fn avx512() -> bool {
+        static YES: OnceLock<bool> = OnceLock::new();
+        *YES.get_or_init(|| {
+            available()
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+        })
+    }
+
+    /// [`scores`] for blocks of sixteen keys (`kt`: each block `d` rows,
+    /// row `e` coordinate `e` of its keys), one key per lane of a 512-bit
+    /// vector: per lane the same products and sums in the same order. All
+    /// of a query's blocks in one call, so that one block's closing sums
+    /// overlap the next one's products.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn scores_wide(q: &[f32], kt: &[f32], scale: f32, out: &mut [f32]) {
+        let d = q.len();
+        let blocks = kt.len() / (d * 16).max(1);
+        assert!(kt.len() >= blocks * d * 16 && out.len() >= blocks * 16);
+        let mut b = 0;
+        while b + 2 <= blocks {
+            scores_blocks_wide::<2>(
+                q,
+                kt.as_ptr().add(b * d * 16),
+                scale,
+                out.as_mut_ptr().add(b * 16),
+            );
+            b += 2;
+        }
+        if b < blocks {
+            scores_blocks_wide::<1>(
+                q,
+                kt.as_ptr().add(b * d * 16),
+                scale,
+                out.as_mut_ptr().add(b * 16),
+            );
+        }
+    }
+
+    /// `B` consecutive blocks of [`scores_wide`] side by side (two: one
+    /// block's closing chain of additions no longer stalls the next).
+    ///
+    /// # Safety
+    /// AVX-512F; `kp` holds `B` blocks of `q.len() × 16`, `op` `B × 16`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn scores_blocks_wide<const B: usize>(
+        q: &[f32],
+        kp: *const f32,
+        scale: f32,
+        op: *mut f32,
+    ) {
+        let d = q.len();
+        let full = d / 8 * 8;
+        let qp = q.as_ptr();
+        let mut acc = [[_mm512_setzero_ps(); 8]; B];
+        for c in (0..full).step_by(8) {
+            for l in 0..8 {
+                let e = c + l;
+                let qe = _mm512_set1_ps(*qp.add(e));
+                for (blk, a) in acc.iter_mut().enumerate() {
+                    let k = _mm512_loadu_ps(kp.add(blk * d * 16 + e * 16));
+                    a[l] = _mm512_add_ps(a[l], _mm512_mul_ps(qe, k));
+                }
+            }
+        }
+        for (blk, a) in acc.iter().enumerate() {
+            // Both sums start where `Iterator::sum` does, at −0.0.
+            let mut sum = _mm512_set1_ps(-0.0);
+            for &v in a {
+                sum = _mm512_add_ps(sum, v);
+            }
+            let mut tail = _mm512_set1_ps(-0.0);
+            for e in full..d {
+                let k = _mm512_loadu_ps(kp.add(blk * d * 16 + e * 16));
+                tail = _mm512_add_ps(tail, _mm512_mul_ps(_mm512_set1_ps(*qp.add(e)), k));
+            }
+            let r = _mm512_mul_ps(_mm512_add_ps(sum, tail), _mm512_set1_ps(scale));
+            _mm512_storeu_ps(op.add(blk * 16), r);
+        }
+    }
+
+    /// `super::weighted_sum` for `group` (at most 8) rows of weights at
+    /// once: row `g` of `p` (rows `width` apart, `n` weights each) against
+    /// the `n` rows of `v` (`d` wide, a multiple of 32) into `out + g ·
+    /// stride`. Each coordinate is summed from zero over the keys in
+    /// order, a product then an addition, as there; the eight queries'
+    /// sums are independent chains, so an addition no longer waits on the
+    /// one before it. Rows of `p` past `group` are read (the buffer holds
+    /// 8) and their sums dropped.
+    ///
+    /// # Safety
+    /// AVX-512F; `p` holds 8 rows of `width ≥ n`, `v` `n × d` values,
+    /// `out` `(group − 1) · stride + d`.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn weighted_sums(
+        p: *const f32,
+        width: usize,
+        group: usize,
+        v: *const f32,
+        d: usize,
+        n: usize,
+        out: *mut f32,
+        stride: usize,
+    ) {
+        for c in (0..d).step_by(32) {
+            let mut acc = [[_mm512_setzero_ps(); 2]; 8];
+            for j in 0..n {
+                let row = v.add(j * d + c);
+                let (v0, v1) = (_mm512_loadu_ps(row), _mm512_loadu_ps(row.add(16)));
+                for (g, a) in acc.iter_mut().enumerate() {
+                    let w = _mm512_set1_ps(*p.add(g * width + j));
+                    a[0] = _mm512_add_ps(a[0], _mm512_mul_ps(w, v0));
+                    a[1] = _mm512_add_ps(a[1], _mm512_mul_ps(w, v1));
+                }
+            }
+            for (g, a) in acc.iter().enumerate().take(group) {
+                let o = out.add(g * stride + c);
+                _mm512_storeu_ps(o, a[0]);
+                _mm512_storeu_ps(o.add(16), a[1]);
+            }
+        }
+    }
+
+    /// [`exp_less`] eight at a time in 512-bit doubles: the same steps on
+    /// each value, so the same bits (tested against it and `f32::exp`),
+    /// with [`EXP_TABLE`] held in four registers and read by permutes
+    /// instead of a gather, which was half of what remained of attention.
+    #[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub unsafe fn exp_less_wide(p: &mut [f32], max: f32) {
+        let inv = _mm512_set1_pd(EXP_INV_LN2_N);
+        let shift = _mm512_set1_pd(EXP_SHIFT);
+        let (c0, c1, c2) = (
+            _mm512_set1_pd(EXP_C[0]),
+            _mm512_set1_pd(EXP_C[1]),
+            _mm512_set1_pd(EXP_C[2]),
+        );
+        let one = _mm512_set1_pd(1.0);
+        let table = EXP_TABLE.as_ptr() as *const __m512i;
+        let (t0, t1, t2, t3) = (
+            _mm512_loadu_si512(table),
+            _mm512_loadu_si512(table.add(1)),
+            _mm512_loadu_si512(table.add(2)),
+            _mm512_loadu_si512(table.add(3)),
+        );
+        let m = _mm256_set1_ps(max);
+        let mut chunks = p.chunks_exact_mut(8);
+        for c in &mut chunks {
+            let x = _mm256_sub_ps(_mm256_loadu_ps(c.as_ptr()), m);
+            // glibc's special cases, as in `exp_less`.
+            let top = _mm256_and_si256(
+                _mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                _mm256_set1_epi32(0x7ff),
+            );
+            if _mm256_movemask_epi8(_mm256_cmpgt_epi32(top, _mm256_set1_epi32(0x42a))) != 0 {
+                // Four at a time as `exp_less` takes them apart.
+                exp_less(c, max);
+                continue;
+            }
+            let xd = _mm512_cvtps_pd(x);
+            let kd = _mm512_fmadd_pd(inv, xd, shift);
+            let ki = _mm512_castpd_si512(kd);
+            let kd = _mm512_sub_pd(kd, shift);
+            let r = _mm512_fmsub_pd(inv, xd, kd);
+            // Entry `ki mod 32`: the low four bits pick within a half of
+            // the table, bit 4 the half.
+            let low = _mm512_permutex2var_epi64(t0, ki, t1);
+            let high = _mm512_permutex2var_epi64(t2, ki, t3);
+            let upper = _mm512_test_epi64_mask(ki, _mm512_set1_epi64(16));
+            let t = _mm512_mask_blend_epi64(upper, low, high);
+            let s = _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64::<47>(ki)));
+            let z = _mm512_fmadd_pd(c0, r, c1);
+            let r2 = _mm512_mul_pd(r, r);
+            let y = _mm512_fmadd_pd(c2, r, one);
+            let y = _mm512_mul_pd(_mm512_fmadd_pd(z, r2, y), s);
+            _mm256_storeu_ps(c.as_mut_ptr(), _mm512_cvtpd_ps(y));
+        }
+        exp_less(chunks.into_remainder(), max);
+    }
+
     /// `p[j] = e^(p[j] − max)` for every `j`, four at a time in doubles:
     /// `x = k/32 · ln 2 + r`, `2^(k/32)` from [`EXP_TABLE`] and the
     /// exponent bits, `2^(r/32)` by a cubic, rounded once to f32. These are
@@ -2192,6 +2490,11 @@ mod tests {
             (8, 384, 12),
             (19, 384, 12),
             (33, 36, 3),
+            // Heads 64 wide (two passes of the wide weighted sums), a
+            // page's length, and groups of eight with a remainder.
+            (40, 128, 2),
+            (17, 768, 12),
+            (203, 384, 12),
         ] {
             let qkv: Vec<f32> = (0..n * 3 * h).map(|_| next()).collect();
             let mut got = vec![0f32; n * h];
@@ -2228,6 +2531,22 @@ mod tests {
                 // SAFETY: AVX2 and FMA checked.
                 unsafe { simd::scores(&q, &kb, 0.25, &mut got) };
                 assert_eq!(got.map(f32::to_bits).to_vec(), want, "AVX2, d {d}");
+            }
+            // Sixteen keys a block: these eight twice over, each lane as
+            // its key's dot product.
+            #[cfg(target_arch = "x86_64")]
+            if simd::avx512() {
+                let mut wide = vec![0f32; d * WIDE_LANES];
+                for (j, k) in keys.iter().chain(&keys).enumerate() {
+                    for (e, &x) in k.iter().enumerate() {
+                        wide[e * WIDE_LANES + j] = x;
+                    }
+                }
+                let mut got = [0f32; WIDE_LANES];
+                // SAFETY: AVX-512F checked.
+                unsafe { simd::scores_wide(&q, &wide, 0.25, &mut got) };
+                let twice: Vec<u32> = want.iter().chain(&want).copied().collect();
+                assert_eq!(got.map(f32::to_bits).to_vec(), twice, "AVX-512, d {d}");
             }
         }
     }
@@ -2290,13 +2609,25 @@ mod tests {
             0.0, -0.0, -87.9, -88.0, -88.1, -103.0, -103.5, -104.0, -150.0,
         ]);
         xs.extend([f32::NEG_INFINITY, f32::NAN, -1e-40, -1e30]);
-        for max in [0.0f32, 0.75, -3.0] {
-            let mut got: Vec<f32> = xs.iter().map(|x| x + max).collect();
-            // SAFETY: AVX2 and FMA checked above.
-            unsafe { simd::exp_less(&mut got, max) };
-            for (x, g) in xs.iter().zip(&got) {
-                let want = ((x + max) - max).exp();
-                assert_eq!(g.to_bits(), want.to_bits(), "exp({x}): {g} vs {want}");
+        // The AVX2 form, and the AVX-512 one where the CPU has it.
+        type Exp = unsafe fn(&mut [f32], f32);
+        let mut forms: Vec<(&str, Exp)> = vec![("AVX2", simd::exp_less)];
+        if simd::avx512() {
+            forms.push(("AVX-512", simd::exp_less_wide));
+        }
+        for (name, exp) in forms {
+            for max in [0.0f32, 0.75, -3.0] {
+                let mut got: Vec<f32> = xs.iter().map(|x| x + max).collect();
+                // SAFETY: the form's features were checked above.
+                unsafe { exp(&mut got, max) };
+                for (x, g) in xs.iter().zip(&got) {
+                    let want = ((x + max) - max).exp();
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "{name} exp({x}): {g} vs {want}"
+                    );
+                }
             }
         }
     }
