@@ -2,17 +2,18 @@
 //!
 //! Why: on the VNNI kernels a page's matrix products were a third of its
 //! forward pass, at about one `dpbusd` per cycle. One AMX `tdpbusd`
-//! multiplies a 16 × 64 tile of token bytes by a 64 × 8 tile of weights
-//! (8,192 products into i32), so the same sums take a fraction of the
+//! multiplies a 16 × 64 tile of token bytes by a 64 × 16 tile of weights
+//! (16,384 products into i32), so the same sums take a fraction of the
 //! instructions.
 //!
-//! The weights are read as [`super::pack_lanes`] packs them for VNNI (per
-//! block of 8 output columns, groups of 4 values of `k` for the 8 columns,
-//! 32 bytes), which is exactly the layout a tile of `B` wants: 16
-//! consecutive groups of a block are one 16-row × 32-byte tile. The
-//! activations are VNNI's too (bytes shifted by 128). The sums are exact
-//! integers, taken off the shift and converted to f32 as the VNNI kernels
-//! do, so the outputs are bit-identical (tested against them).
+//! The weights are packed by [`super::pack_lanes`] in blocks of 16 output
+//! columns (groups of 4 values of `k` for the 16 columns, 64 bytes), which
+//! is the layout a tile of `B` wants: 16 consecutive groups of a block are
+//! one 16-row × 64-byte tile. The activations are VNNI's (bytes shifted
+//! by 128). The sums are exact integers, taken off the shift and converted
+//! to f32 as the VNNI kernels do, so the outputs are bit-identical (tested
+//! against them). Reading VNNI's blocks of 8 columns instead, half-width
+//! tiles, left the products at a fifth of a page's pass.
 //!
 //! The instructions are written in inline assembly: Rust's AMX intrinsics
 //! are not stable. Linux hands a process the tile state only on request
@@ -29,7 +30,7 @@ const ROWS: usize = 16;
 /// Values of `k` per tile of `A`: 16 rows × 4 bytes of `B`.
 const K_STEP: usize = 64;
 /// Output columns per tile of `C` (a block of [`super::pack_lanes`]).
-const COLS: usize = 8;
+const COLS: usize = 16;
 
 /// `ldtilecfg`'s 64-byte operand (palette 1).
 #[repr(C, align(64))]
@@ -42,8 +43,8 @@ struct Config {
 }
 
 impl Config {
-    /// Tiles 0–3 hold sums (`rows` tokens × 8 i32), 4–5 tokens (`rows` ×
-    /// 64 bytes), 6–7 weights (16 groups × 8 columns × 4 bytes).
+    /// Tiles 0–3 hold sums (`rows` tokens × 16 i32), 4–5 tokens (`rows` ×
+    /// 64 bytes), 6–7 weights (16 groups × 16 columns × 4 bytes).
     fn new(rows: usize) -> Config {
         debug_assert!((1..=ROWS).contains(&rows));
         let mut c = Config {
@@ -113,14 +114,15 @@ fn request_tile_state() -> bool {
 }
 
 /// Columns `cols` of `y = x wᵀ`, unscaled: the contract of the VNNI
-/// kernels (`super::simd::VnniKernel`), for `k` a multiple of 64.
+/// kernels (`super::simd::VnniKernel`), for `k` a multiple of 64 and
+/// weights packed 16 columns to a block.
 ///
 /// # Safety
 /// [`available`] returned true; `xp` holds `m × k` shifted bytes, `wp`
-/// `n × k` weights packed by `pack_lanes(…, 4)`, `wsum` their `n` row
+/// `n × k` weights packed by `pack_lanes(…, 4, 16)`, `wsum` their `n` row
 /// sums; `yp` points at `m × n` values no one else touches in `cols`;
-/// `cols` starts at a multiple of 8 and ends at one or at `n`, itself a
-/// multiple of 8.
+/// `cols` starts at a multiple of 16 and ends at one or at `n`, itself a
+/// multiple of 16.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn cols(
     xp: *const u8,
@@ -191,7 +193,7 @@ unsafe fn block(
 ) {
     // SAFETY (every asm block below): tile operands as configured; loads
     // read rows of x (stride k) and 16 groups of a weight block (stride
-    // 32), all within the caller's buffers; stores write `sums` only.
+    // 64), all within the caller's buffers; stores write `sums` only.
     unsafe {
         asm!(
             "tilezero tmm0",

@@ -266,6 +266,16 @@ fn vnni_runs(n: usize, k: usize) -> bool {
     return false;
 }
 
+/// Whether a product of `n` outputs over `k`-long rows runs on AMX tiles
+/// here ([`amx`]): then its weights are packed 16 columns to a block and
+/// its activations shifted as for VNNI.
+fn amx_runs(n: usize, k: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return k.is_multiple_of(64) && n.is_multiple_of(16) && vnni_runs(n, k) && amx::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
 /// Whether a product of `n` outputs over `k`-long rows runs on the AVX2
 /// kernel over weights packed in pairs ([`pack_lanes`]): where VNNI does
 /// not run. Against the kernel over weight rows, no horizontal sum is left
@@ -590,10 +600,12 @@ impl Bert {
                     &mut layer.down,
                 ] {
                     let mut q = quantize_weights(&lin.w, lin.n_out, lin.n_in);
-                    if vnni_runs(lin.n_out, lin.n_in) {
-                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 4);
+                    if amx_runs(lin.n_out, lin.n_in) {
+                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 4, 16);
+                    } else if vnni_runs(lin.n_out, lin.n_in) {
+                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 4, 8);
                     } else if pairs_run(lin.n_out, lin.n_in) {
-                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 2);
+                        q.q = pack_lanes(&q.q, lin.n_out, lin.n_in, 2, 8);
                     }
                     lin.q = Some(q);
                     // The f32 weights are never read again: 42 MB for MiniLM.
@@ -1209,17 +1221,18 @@ impl Linear {
 }
 
 /// Rearranges `n × k` row-major weights for the packed kernels: each
-/// group holds `per` consecutive values of the shared dimension for 8
-/// consecutive output rows (`per` 4: a 32-byte vector for VNNI's `dpbusd`;
-/// 2: 16 bytes, widened to a 32-byte vector of i16 pairs for AVX2's
-/// `madd`), groups ordered by block of 8 rows, then by position in `k`.
-/// `n` must be a multiple of 8 and `k` of `per`.
-fn pack_lanes(q: &[i8], n: usize, k: usize, per: usize) -> Vec<i8> {
+/// group holds `per` consecutive values of the shared dimension for
+/// `block` consecutive output rows (`per` 4, `block` 8: a 32-byte vector
+/// for VNNI's `dpbusd`; `block` 16: a 64-byte row of an AMX tile; `per` 2,
+/// `block` 8: 16 bytes, widened to a 32-byte vector of i16 pairs for
+/// AVX2's `madd`), groups ordered by block of rows, then by position in
+/// `k`. `n` must be a multiple of `block` and `k` of `per`.
+fn pack_lanes(q: &[i8], n: usize, k: usize, per: usize, block: usize) -> Vec<i8> {
     let groups = k / per;
     let mut out = vec![0i8; n * k];
     for (j, row) in q.chunks_exact(k).enumerate().take(n) {
         for (g, vals) in row.chunks_exact(per).enumerate() {
-            let at = ((j / 8 * groups + g) * 8 + j % 8) * per;
+            let at = ((j / block * groups + g) * block + j % block) * per;
             out[at..at + per].copy_from_slice(vals);
         }
     }
@@ -1277,8 +1290,12 @@ unsafe fn qmatmul_cols(
             // n and k, as Bert::load packed these weights; the rest is this
             // function's contract.
             unsafe {
-                let (_, kernel) = simd::vnni_kernels()[0];
-                kernel(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
+                if amx_runs(n, k) {
+                    amx::cols(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
+                } else {
+                    let (_, kernel) = simd::vnni_kernels()[0];
+                    kernel(xu.q.as_ptr(), m, w.q.as_ptr(), &w.sum, n, k, y, cols);
+                }
             }
             #[cfg(not(target_arch = "x86_64"))]
             unreachable!("shifted activations without VNNI: {}", xu.q.len());
@@ -1426,7 +1443,7 @@ fn by_column_blocks(
         // More chunks than threads, so that a helper that joins late
         // leaves the caller less to wait for; whole tiles in each.
         let chunks = (n / 24).clamp(1, CREW_CHUNKS);
-        let per = n.div_ceil(chunks).next_multiple_of(24);
+        let per = n.div_ceil(chunks).next_multiple_of(48);
         let out = &out;
         crew.share(chunks, &|t| {
             run((t * per).min(n)..((t + 1) * per).min(n), out.0)
@@ -1434,8 +1451,8 @@ fn by_column_blocks(
         return;
     }
     // Whole tiles per thread: 3 columns for the row-layout kernels, blocks
-    // of 8 for the packed ones.
-    let per = n.div_ceil(threads).next_multiple_of(24);
+    // of 8 for the packed ones, 16 for AMX's.
+    let per = n.div_ceil(threads).next_multiple_of(48);
     use rayon::prelude::*;
     (0..threads).into_par_iter().for_each(|t| {
         let cols = (t * per).min(n)..((t + 1) * per).min(n);
@@ -1802,40 +1819,8 @@ mod simd {
             {
                 k.push(("avx512vnni", vnni_512_cols));
             }
-            // The tile unit first, where there is a VNNI kernel for the
-            // shapes it does not take (`k` not a multiple of 64).
-            if !k.is_empty() && super::amx::available() {
-                k.insert(0, ("amx", amx_cols));
-            }
             k
         })
-    }
-
-    /// [`super::amx::cols`] where `k` is a multiple of 64, the first VNNI
-    /// kernel elsewhere.
-    ///
-    /// # Safety
-    /// As [`VnniKernel`], on a CPU where `amx::available()`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn amx_cols(
-        xp: *const u8,
-        m: usize,
-        wp: *const i8,
-        wsum: &[i32],
-        n: usize,
-        k: usize,
-        yp: *mut f32,
-        cols: Range<usize>,
-    ) {
-        // SAFETY: this function's contract.
-        unsafe {
-            if k.is_multiple_of(64) {
-                super::amx::cols(xp, m, wp, wsum, n, k, yp, cols)
-            } else {
-                let (_, next) = vnni_kernels()[1];
-                next(xp, m, wp, wsum, n, k, yp, cols)
-            }
-        }
     }
 
     /// Whether this CPU runs a VNNI kernel.
@@ -2266,11 +2251,11 @@ mod tests {
             (4, 8, 4),
             // AMX shapes (k a multiple of 64): two tiles of tokens, one,
             // a short last one; pairs of column blocks and a single one.
-            (37, 24, 128),
+            (37, 32, 128),
             (16, 16, 64),
-            (33, 40, 192),
-            (3, 8, 64),
-            (50, 48, 384),
+            (33, 48, 192),
+            (3, 16, 64),
+            (50, 64, 384),
         ] {
             let x: Vec<f32> = (0..m * k)
                 .map(|v| ((v * 37 % 101) as f32 - 50.0) / 7.0)
@@ -2293,7 +2278,7 @@ mod tests {
             // The weights in the layout Bert::load gives them here.
             let loaded = Quantized {
                 q: if pairs_run(n, k) {
-                    pack_lanes(&wq.q, n, k, 2)
+                    pack_lanes(&wq.q, n, k, 2, 8)
                 } else {
                     wq.q.clone()
                 },
@@ -2306,15 +2291,19 @@ mod tests {
             assert_eq!(y, want, "({m},{n},{k}) signed");
             // A packed kernel, on the whole matrix and on a range of column
             // blocks: `run(y, cols)` fills those columns of y.
-            let packed_agrees = |name: &str, run: &dyn Fn(*mut f32, std::ops::Range<usize>)| {
-                for cols in [0..n, 8..n] {
-                    let mut y = vec![0f32; m * n];
-                    run(y.as_mut_ptr(), cols.clone());
-                    for (e, (got, want)) in y.iter().zip(&want).enumerate() {
-                        let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
-                        assert_eq!(*got, want, "({m},{n},{k}) {name} {cols:?} at {e}");
+            let packed_agrees_from =
+                |name: &str, block: usize, run: &dyn Fn(*mut f32, std::ops::Range<usize>)| {
+                    for cols in [0..n, block.min(n)..n] {
+                        let mut y = vec![0f32; m * n];
+                        run(y.as_mut_ptr(), cols.clone());
+                        for (e, (got, want)) in y.iter().zip(&want).enumerate() {
+                            let want = if cols.contains(&(e % n)) { *want } else { 0.0 };
+                            assert_eq!(*got, want, "({m},{n},{k}) {name} {cols:?} at {e}");
+                        }
                     }
-                }
+                };
+            let packed_agrees = |name: &str, run: &dyn Fn(*mut f32, std::ops::Range<usize>)| {
+                packed_agrees_from(name, 8, run)
             };
             // The AVX2 kernels over rows and over pairs, whichever the
             // dispatch picks.
@@ -2331,7 +2320,7 @@ mod tests {
                     assert_eq!(y, want, "({m},{n},{k}) rows");
                 }
                 if n % 8 == 0 && k % 2 == 0 {
-                    let packed = pack_lanes(&wq.q, n, k, 2);
+                    let packed = pack_lanes(&wq.q, n, k, 2, 8);
                     let (x, w) = (xs.q.as_ptr(), packed.as_ptr());
                     // SAFETY: AVX2 detected; shapes as allocated above.
                     packed_agrees("pairs", &|y, cols| unsafe {
@@ -2342,7 +2331,7 @@ mod tests {
             // Each VNNI encoding this CPU has, whichever the dispatch picks.
             #[cfg(target_arch = "x86_64")]
             if n % 8 == 0 {
-                let packed = pack_lanes(&wq.q, n, k, 4);
+                let packed = pack_lanes(&wq.q, n, k, 4, 8);
                 let (x, w) = (shifted.q.as_ptr(), packed.as_ptr());
                 for &(name, kernel) in simd::vnni_kernels() {
                     // SAFETY: the kernel's features were detected; shapes
@@ -2351,6 +2340,17 @@ mod tests {
                         kernel(x, m, w, &wq.sum, n, k, y, cols)
                     });
                 }
+            }
+            // AMX tiles, over weights in blocks of 16 columns.
+            #[cfg(target_arch = "x86_64")]
+            if amx_runs(n, k) {
+                let packed = pack_lanes(&wq.q, n, k, 4, 16);
+                let (x, w) = (shifted.q.as_ptr(), packed.as_ptr());
+                // SAFETY: amx_runs checked the CPU, the grant and the
+                // shape; shapes as allocated above.
+                packed_agrees_from("amx", 16, &|y, cols| unsafe {
+                    amx::cols(x, m, w, &wq.sum, n, k, y, cols)
+                });
             }
             // And the quantization is what it says: within half a step.
             for (row, i) in x.chunks_exact(k).zip(0..) {
