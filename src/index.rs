@@ -541,7 +541,7 @@ pub fn build(
 ) -> Result<(), IndexError> {
     let (schema, _) = schema(opts);
     let index = Index::create_in_dir(dir, schema).map_err(ierr("create"))?;
-    fill(&index, pages, sections, page_of)
+    fill(&index, pages, sections, page_of, 0..sections.len())
 }
 
 /// Build the index in memory (for tests and for records loaded without one).
@@ -553,22 +553,27 @@ pub fn build_in_ram(
 ) -> Result<SectionIndex, IndexError> {
     let (schema, _) = schema(opts);
     let index = Index::create_in_ram(schema);
-    fill(&index, pages, sections, page_of)?;
+    fill(&index, pages, sections, page_of, 0..sections.len())?;
     SectionIndex::from_index(index)
 }
 
+/// Writes one document per section, in the order `order` gives (every
+/// build passes the sections' own order; which document ids they get is
+/// still up to the indexing threads, and nothing may depend on it).
 pub(crate) fn fill(
     index: &Index,
     pages: &[Page],
     sections: &[Section],
     page_of: &[usize],
+    order: impl Iterator<Item = usize>,
 ) -> Result<(), IndexError> {
     let f = Fields::of(&index.schema())?;
     index.tokenizers().register(TOKENIZER, analyzer());
     let mut w = index
         .writer_with_num_threads(2, 100_000_000)
         .map_err(ierr("open writer"))?;
-    for (i, s) in sections.iter().enumerate() {
+    for i in order {
+        let s = &sections[i];
         let p = &pages[page_of[i]];
         let heading = s
             .heading_path

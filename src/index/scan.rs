@@ -179,16 +179,20 @@ impl Scan<'_> {
     }
 
     /// Keep the `limit` best-scored sections touched, best first; ties by
-    /// document order, as tantivy breaks them.
+    /// section number. Not by document id, as tantivy breaks them: which
+    /// ids a build's two indexing threads give the sections varies from
+    /// build to build, and with it which of two equally scored sections
+    /// made the cut (a fresh build of the same records once answered one
+    /// question of the pool differently at rank 8).
     fn select_top(&mut self, limit: usize) {
-        let mut hits: Vec<(f32, u32)> = self
+        let mut hits: Vec<(f32, usize)> = self
             .acc
             .touched
             .iter()
-            .map(|&d| (self.acc.score[d as usize], d))
-            .filter(|&(s, _)| s > 0.0)
+            .filter(|&&d| self.acc.score[d as usize] > 0.0)
+            .filter_map(|&d| Some((self.acc.score[d as usize], self.index.section_at(d)?)))
             .collect();
-        let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        let order = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
         if limit == 0 {
             hits.clear();
         } else if hits.len() > limit {
@@ -196,10 +200,7 @@ impl Scan<'_> {
             hits.truncate(limit);
         }
         hits.sort_unstable_by(order);
-        self.top = hits
-            .into_iter()
-            .filter_map(|(s, d)| Some((s, self.index.section_at(d)?)))
-            .collect();
+        self.top = hits;
     }
 }
 
@@ -648,7 +649,7 @@ mod tests {
         ];
         let (schema, f) = crate::index::schema(Default::default());
         let index = tantivy::Index::create_in_ram(schema);
-        crate::index::fill(&index, &pages, &sections, &[0, 0, 0]).unwrap();
+        crate::index::fill(&index, &pages, &sections, &[0, 0, 0], 0..3).unwrap();
         let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
         w.delete_query(Box::new(TermQuery::new(
             Term::from_field_text(f.body, "stop"),
@@ -670,6 +671,48 @@ mod tests {
         assert_eq!(found, want);
         assert!(!found.contains(&1) && found.len() == 2, "{found:?}");
         assert_eq!(scan.mask(1), 0, "a deleted section holds nothing");
+    }
+
+    /// Equally scored sections come in section order and make a cut in
+    /// section order, whatever document ids the index gave them: the same
+    /// records filled in the reverse order answer the same list.
+    #[test]
+    fn ties_go_by_section_not_by_document_id() {
+        let url = "https://docs.godotengine.org/en/stable/classes/class_timer.html";
+        let pages = vec![page(url, "Timer")];
+        // Six sections with the same words (six ties) among others.
+        let mut sections = Vec::new();
+        for i in 0..10 {
+            let text = if i % 3 == 1 {
+                "Other words entirely."
+            } else {
+                "A one shot timer node."
+            };
+            sections.push(sec(url, &format!("Part {i}"), text));
+        }
+        let page_of = vec![0; sections.len()];
+        let n = sections.len();
+        let lists: Vec<Vec<(f32, usize)>> = [false, true]
+            .into_iter()
+            .map(|reverse| {
+                let (schema, _) = crate::index::schema(Default::default());
+                let index = tantivy::Index::create_in_ram(schema);
+                let order: Vec<usize> = if reverse {
+                    (0..n).rev().collect()
+                } else {
+                    (0..n).collect()
+                };
+                crate::index::fill(&index, &pages, &sections, &page_of, order.into_iter()).unwrap();
+                let index = SectionIndex::from_index(index).unwrap();
+                let groups = query_groups("one shot timer");
+                let terms: Vec<String> = groups.iter().flat_map(|g| g.terms.clone()).collect();
+                let scan = index.scan(&groups, &terms, 4, &Default::default()).unwrap();
+                scan.top().to_vec()
+            })
+            .collect();
+        let sections_of = |l: &[(f32, usize)]| l.iter().map(|&(_, s)| s).collect::<Vec<_>>();
+        assert_eq!(sections_of(&lists[0]), vec![0, 2, 3, 5], "{lists:?}");
+        assert_eq!(lists[0], lists[1]);
     }
 
     const WORDS: &[&str] = &[
