@@ -77,6 +77,7 @@ const SAMPLES: &[(&str, usize)] = &[
     ("blind15-queries.jsonl", 64),
     ("blind16-queries.jsonl", 64),
     ("blind17-queries.jsonl", 64),
+    ("blind18-queries.jsonl", 64),
     ("offtopic-queries.jsonl", 150),
 ];
 
