@@ -908,3 +908,95 @@ fn build_leapview(
     args.extend(extra);
     run_docsnap_env(&args, &[("DOCSNAP_LOG".into(), "info".into())])
 }
+
+/// Which instruction sets the forward pass uses changes its speed, never
+/// a bit of what it writes: LeapView built from scratch with the kernels
+/// capped at plain loops, at AVX2 and uncapped (on this machine AMX and
+/// AVX-512 where it has them) writes the same page and question rows; a
+/// cap that names nothing known is refused with the variable named.
+#[test]
+fn vectors_are_the_same_bits_whatever_kernels_run() {
+    let Some(teacher) = teacher_dir() else {
+        eprintln!("SKIPPED vectors_are_the_same_bits_whatever_kernels_run: no BERT model");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(None, &[]);
+    let cfg_dir = tmp.path().join("cfg");
+    let cfg = leapview_config(&cfg_dir, "asked: asked.jsonl");
+    // Questions of a few tokens (a tail shorter than a tile of rows) and
+    // one long enough for a tile of its own.
+    let long = "how do I ".repeat(12) + "configure the viewer";
+    let questions: String = ["rotate an access token", "revoke tokens", long.as_str()]
+        .iter()
+        .flat_map(|q| {
+            ["v3.1", "v3.2"].map(|v| {
+                let url = format!("https://docs.leapview.example/{v}/api/authentication");
+                format!("{}\n", serde_json::json!({"query": q, "url": url}))
+            })
+        })
+        .collect();
+    std::fs::write(cfg_dir.join("asked.jsonl"), questions).unwrap();
+    let rows = |cap: Option<&str>| -> Vec<(String, Vec<u8>, Vec<u8>)> {
+        let snaps = tmp.path().join(format!("snaps-{}", cap.unwrap_or("all")));
+        let mut args = vec!["--model", teacher.to_str().unwrap()];
+        args.extend(["--config", cfg.to_str().unwrap(), "build"]);
+        args.extend([
+            "--mirror",
+            &mirror.url,
+            "--rate",
+            "0",
+            "--source",
+            "leapview",
+        ]);
+        args.extend(["--out", snaps.to_str().unwrap()]);
+        let env: Vec<(String, String)> = cap
+            .map(|c| vec![(docsnap_bert::ISA_ENV.to_string(), c.to_string())])
+            .unwrap_or_default();
+        let (code, _, err) = run_docsnap_env(&args, &env);
+        assert_eq!(code, 0, "{cap:?}: {err}");
+        let mut out = Vec::new();
+        for d in docsnap::artifact::newest_artifacts(&snaps).unwrap() {
+            let m = docsnap::artifact::verify(&d).unwrap();
+            let read = |f: &str| std::fs::read(d.join(f)).unwrap();
+            out.push((
+                m.version.clone(),
+                read(docsnap::embed::VECTORS_FILE),
+                read(docsnap::embed::asked::ASKED_VECTORS),
+            ));
+        }
+        assert_eq!(out.len(), 2, "{cap:?}: both versions");
+        out
+    };
+    let all = rows(None);
+    for cap in ["portable", "avx2"] {
+        let capped = rows(Some(cap));
+        for (a, c) in all.iter().zip(&capped) {
+            assert_eq!(a.0, c.0);
+            assert!(a.1 == c.1, "{cap}: page rows of {} differ", a.0);
+            assert!(a.2 == c.2, "{cap}: question rows of {} differ", a.0);
+        }
+    }
+    let snaps = tmp.path().join("snaps-bad");
+    let args = [
+        "--model",
+        teacher.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+        "build",
+        "--mirror",
+        &mirror.url,
+        "--source",
+        "leapview",
+        "--out",
+        snaps.to_str().unwrap(),
+    ];
+    let env = [(docsnap_bert::ISA_ENV.to_string(), "sse9".to_string())];
+    let (code, _, err) = run_docsnap_env(&args, &env);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("DOCSNAP_BERT_ISA") && err.contains("sse9"),
+        "{err}"
+    );
+    assert!(!snaps.exists(), "nothing built under a cap it cannot read");
+}

@@ -71,7 +71,8 @@ impl Config {
 }
 
 /// Whether this process may run the tile kernel (checked once): the CPU
-/// has AMX-TILE and AMX-INT8 and Linux granted the tile state.
+/// has AMX-TILE and AMX-INT8, `DOCSNAP_BERT_ISA` does not cap it below, and
+/// Linux granted the tile state (not asked for under a lower cap).
 pub fn available() -> bool {
     static YES: OnceLock<bool> = OnceLock::new();
     *YES.get_or_init(|| {
@@ -80,7 +81,7 @@ pub fn available() -> bool {
         // SAFETY: CPUID exists on every x86-64 CPU.
         let leaf = unsafe { std::arch::x86_64::__cpuid_count(7, 0) };
         let cpu = leaf.edx & (1 << 24) != 0 && leaf.edx & (1 << 25) != 0;
-        cpu && request_tile_state()
+        super::isa_cap() >= super::Isa::Amx && cpu && request_tile_state()
     })
 }
 

@@ -100,6 +100,15 @@ pub enum BertError {
         /// What was wrong with it.
         reason: String,
     },
+    /// An environment setting of this crate ([`ISA_ENV`]) has a value it
+    /// does not know.
+    #[error("{name}: {reason}")]
+    Setting {
+        /// The variable.
+        name: &'static str,
+        /// What was wrong with its value.
+        reason: String,
+    },
 }
 
 impl BertError {
@@ -832,6 +841,69 @@ fn exp_nonpositive(x: f32) -> f32 {
 /// 1.5·2²³: adding it to a float of magnitude below 2²² rounds it to an
 /// integer kept in the low bits of the sum's mantissa.
 const SHIFT: f32 = 12_582_912.0;
+
+/// The instruction sets the kernels use, from the plainest up; each
+/// level is used where the CPU has it and [`isa_cap`] allows it. Every
+/// level computes the same bits (the kernels are tested against each
+/// other), so the cap changes speed only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    /// Plain Rust loops (what any CPU runs).
+    Portable,
+    /// AVX2 and FMA.
+    Avx2,
+    /// AVX-VNNI or AVX-512 VNNI byte products.
+    Vnni,
+    /// AVX-512 F, BW and VL for attention and the loops around the kernels.
+    Avx512,
+    /// AMX tiles for the products (Linux asked for the tile state).
+    Amx,
+}
+
+/// The environment variable that caps [`Isa`] (`portable`, `avx2`,
+/// `vnni`, `avx512` or `amx`, the default): to take a kernel out of
+/// play (a sandbox that refuses `arch_prctl`, a comparison of speeds) or
+/// to show that a build's vectors do not depend on the machine.
+pub const ISA_ENV: &str = "DOCSNAP_BERT_ISA";
+
+impl Isa {
+    const NAMES: [(&'static str, Isa); 5] = [
+        ("portable", Isa::Portable),
+        ("avx2", Isa::Avx2),
+        ("vnni", Isa::Vnni),
+        ("avx512", Isa::Avx512),
+        ("amx", Isa::Amx),
+    ];
+
+    /// The cap a value of [`ISA_ENV`] names; an unset variable caps
+    /// nothing.
+    pub fn parse(value: Option<&str>) -> Result<Isa, BertError> {
+        let Some(v) = value else { return Ok(Isa::Amx) };
+        Isa::NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(v.trim()))
+            .map(|&(_, isa)| isa)
+            .ok_or_else(|| BertError::Setting {
+                name: ISA_ENV,
+                reason: format!(
+                    "{v:?} is not one of {}",
+                    Isa::NAMES.map(|(n, _)| n).join(", ")
+                ),
+            })
+    }
+}
+
+/// The highest [`Isa`] the kernels may use in this process, read once
+/// from [`ISA_ENV`]. A value it cannot read caps nothing here; loading a
+/// model refuses it first ([`load_folder`]), so no pass runs under a cap
+/// the user did not mean.
+pub fn isa_cap() -> Isa {
+    static CAP: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let v = std::env::var(ISA_ENV).ok();
+        Isa::parse(v.as_deref()).unwrap_or(Isa::Amx)
+    })
+}
 
 /// The integer value of `x`, an integral float of magnitude below 2²²,
 /// read from the bits of `x + SHIFT`: plain integer arithmetic that
@@ -1635,7 +1707,11 @@ mod simd {
     /// Whether this CPU runs the f32 and AVX2 integer kernels (checked once).
     pub fn available() -> bool {
         static YES: OnceLock<bool> = OnceLock::new();
-        *YES.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+        *YES.get_or_init(|| {
+            super::isa_cap() >= super::Isa::Avx2
+                && is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+        })
     }
 
     tile_kernel! {
@@ -1810,6 +1886,9 @@ mod simd {
         static KERNELS: OnceLock<Vec<(&'static str, VnniKernel)>> = OnceLock::new();
         KERNELS.get_or_init(|| {
             let mut k: Vec<(&'static str, VnniKernel)> = Vec::new();
+            if super::isa_cap() < super::Isa::Vnni {
+                return k;
+            }
             if available() && is_x86_feature_detected!("avxvnni") {
                 k.push(("avxvnni", vnni_avx_cols));
             }
@@ -1913,7 +1992,8 @@ mod simd {
     pub fn avx512() -> bool {
         static YES: OnceLock<bool> = OnceLock::new();
         *YES.get_or_init(|| {
-            available()
+            super::isa_cap() >= super::Isa::Avx512
+                && available()
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vl")
@@ -2185,6 +2265,7 @@ pub fn load_folder(
     config: BertConfig,
     precision: Precision,
 ) -> Result<Bert, BertError> {
+    Isa::parse(std::env::var(ISA_ENV).ok().as_deref())?;
     let weights_path = dir.join("model.safetensors");
     let file = fs::File::open(&weights_path).map_err(|source| BertError::Io {
         path: weights_path.clone(),
@@ -2227,6 +2308,21 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &q)| f32::from(q) == (i as f32 - 18.5).round()));
+    }
+
+    /// The cap reads each level by name (any case), caps nothing unset,
+    /// and refuses what it does not know with the variable named.
+    #[test]
+    fn the_instruction_set_cap_reads_its_names() {
+        assert_eq!(Isa::parse(None).unwrap(), Isa::Amx);
+        assert_eq!(Isa::parse(Some("AVX2")).unwrap(), Isa::Avx2);
+        assert_eq!(Isa::parse(Some(" portable ")).unwrap(), Isa::Portable);
+        assert!(Isa::Portable < Isa::Avx2 && Isa::Vnni < Isa::Avx512 && Isa::Avx512 < Isa::Amx);
+        let e = Isa::parse(Some("avx1024")).unwrap_err().to_string();
+        assert!(
+            e.contains(ISA_ENV) && e.contains("avx1024") && e.contains("portable"),
+            "{e}"
+        );
     }
 
     /// Every 8-bit kernel this CPU runs gives exactly the integer sums of
