@@ -43,10 +43,13 @@ struct Config {
 }
 
 impl Config {
-    /// Tiles 0–3 hold sums (`rows` tokens × 16 i32), 4–5 tokens (`rows` ×
-    /// 64 bytes), 6–7 weights (16 groups × 16 columns × 4 bytes).
-    fn new(rows: usize) -> Config {
-        debug_assert!((1..=ROWS).contains(&rows));
+    /// Tile 4 holds `first` tokens (× 64 bytes) and tiles 0–1 their sums
+    /// (× 16 i32), tile 5 and tiles 2–3 the same for `second` tokens (at
+    /// least one row, unused when there are none), 6–7 weights (16 groups
+    /// × 16 columns × 4 bytes).
+    fn new(first: usize, second: usize) -> Config {
+        debug_assert!((1..=ROWS).contains(&first) && second <= ROWS);
+        let second = second.max(1);
         let mut c = Config {
             palette: 1,
             start_row: 0,
@@ -54,11 +57,11 @@ impl Config {
             colsb: [0; 16],
             rows: [0; 16],
         };
-        for t in 0..4 {
+        for (t, rows) in [(0, first), (1, first), (2, second), (3, second)] {
             c.colsb[t] = (COLS * 4) as u16;
             c.rows[t] = rows as u8;
         }
-        for t in 4..6 {
+        for (t, rows) in [(4, first), (5, second)] {
             c.colsb[t] = K_STEP as u16;
             c.rows[t] = rows as u8;
         }
@@ -139,43 +142,43 @@ pub unsafe fn cols(
     debug_assert!(cols.start.is_multiple_of(COLS) && cols.end <= n);
     let groups = k / 4;
     let (first, end) = (cols.start / COLS, cols.end.div_ceil(COLS));
-    let full = Config::new(ROWS);
-    // SAFETY: the tile state was granted (`available`); the configuration
-    // is a valid palette-1 layout.
-    unsafe { asm!("ldtilecfg [{}]", in(reg) &full, options(nostack, readonly)) };
+    // Tokens go two tiles at a time, the last pair's tiles as high as
+    // the tokens left: a question of 17 to 32 tokens reads the weights
+    // once, not once per tile (for a question, reading the weights is
+    // most of a product's time).
+    let mut loaded = None;
     let mut i = 0;
     while i < m {
-        let rows = (m - i).min(2 * ROWS);
-        if rows < ROWS {
-            // The last tokens (a question's, or a page's remainder): one
-            // tile of their own height.
-            let tail = Config::new(rows);
-            // SAFETY: as above.
-            unsafe { asm!("ldtilecfg [{}]", in(reg) &tail, options(nostack, readonly)) };
+        let rows0 = (m - i).min(ROWS);
+        let rows1 = (m - i - rows0).min(ROWS);
+        if loaded != Some((rows0, rows1)) {
+            let config = Config::new(rows0, rows1);
+            // SAFETY: the tile state was granted (`available`); the
+            // configuration is a valid palette-1 layout.
+            unsafe { asm!("ldtilecfg [{}]", in(reg) &config, options(nostack, readonly)) };
+            loaded = Some((rows0, rows1));
         }
-        let two = rows >= 2 * ROWS;
-        let height = if two { 2 * ROWS } else { rows.min(ROWS) };
         let mut b = first;
         while b < end {
             let pair = b + 1 < end;
-            // SAFETY: rows i..i + height and blocks b..b + 1 (+ 1) are
-            // within x, w and y by the contract.
-            unsafe { block(xp, wp, wsum, i, height, two, b, pair, groups, k, yp, n) };
+            // SAFETY: rows i..i + rows0 + rows1 and blocks b..b + 1 (+ 1)
+            // are within x, w and y by the contract.
+            unsafe { block(xp, wp, wsum, i, [rows0, rows1], b, pair, groups, k, yp, n) };
             b += if pair { 2 } else { 1 };
         }
-        i += height;
+        i += rows0 + rows1;
     }
     // SAFETY: releases the tiles this call configured.
     unsafe { asm!("tilerelease", options(nostack, nomem)) };
 }
 
-/// Tokens `i..i + height` (one tile of up to 16, or two of 16 when `two`)
-/// against column block `b` (and `b + 1` when `pair`): sums in tiles 0–3,
-/// `k` walked 64 values at a time, then written to `y` less the shift.
+/// Tokens `i..` in two tiles of `rows[0]` and `rows[1]` (the second
+/// absent when 0; the first 16 high when there is a second) against
+/// column block `b` (and `b + 1` when `pair`): sums in tiles 0–3, `k`
+/// walked 64 values at a time, then written to `y` less the shift.
 ///
 /// # Safety
-/// The tiles are configured for `height` (or 16 when `two`); the rest as
-/// [`cols`].
+/// The tiles are configured for `rows`; the rest as [`cols`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn block(
@@ -183,8 +186,7 @@ unsafe fn block(
     wp: *const i8,
     wsum: &[i32],
     i: usize,
-    height: usize,
-    two: bool,
+    rows: [usize; 2],
     b: usize,
     pair: bool,
     groups: usize,
@@ -192,6 +194,7 @@ unsafe fn block(
     yp: *mut f32,
     n: usize,
 ) {
+    let two = rows[1] > 0;
     // SAFETY (every asm block below): tile operands as configured; loads
     // read rows of x (stride k) and 16 groups of a weight block (stride
     // 64), all within the caller's buffers; stores write `sums` only.
@@ -257,12 +260,10 @@ unsafe fn block(
             st = in(reg) stride,
             options(nostack)
         );
-        let tiles_rows = if two { 2 } else { 1 };
         let tiles_cols = if pair { 2 } else { 1 };
-        for tr in 0..tiles_rows {
-            let rows = if two { ROWS } else { height };
+        for (tr, &height) in rows.iter().enumerate().filter(|(_, &r)| r > 0) {
             for tc in 0..tiles_cols {
-                let tile = &sums[(tr * 2 + tc) * ROWS..][..rows];
+                let tile = &sums[(tr * 2 + tc) * ROWS..][..height];
                 let col = (b + tc) * COLS;
                 let shift = &wsum[col..col + COLS];
                 for (r, sum) in tile.iter().enumerate() {

@@ -2348,6 +2348,7 @@ mod tests {
             // AMX shapes (k a multiple of 64): two tiles of tokens, one,
             // a short last one; pairs of column blocks and a single one.
             (37, 32, 128),
+            (20, 32, 128),
             (16, 16, 64),
             (33, 48, 192),
             (3, 16, 64),
