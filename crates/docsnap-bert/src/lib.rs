@@ -893,6 +893,38 @@ impl Isa {
     }
 }
 
+impl std::fmt::Display for Isa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = Isa::NAMES
+            .iter()
+            .find(|(_, i)| i == self)
+            .map_or("?", |(n, _)| n);
+        f.write_str(name)
+    }
+}
+
+/// The highest [`Isa`] the kernels run at in this process: what this CPU
+/// has, [`isa_cap`] allows and (for AMX) Linux granted. For logs and
+/// benchmark records, since speed, never the vectors, depends on it.
+pub fn kernels() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if amx::available() {
+            return Isa::Amx;
+        }
+        if simd::avx512() {
+            return Isa::Avx512;
+        }
+        if simd::vnni() {
+            return Isa::Vnni;
+        }
+        if simd::available() {
+            return Isa::Avx2;
+        }
+    }
+    Isa::Portable
+}
+
 /// The highest [`Isa`] the kernels may use in this process, read once
 /// from [`ISA_ENV`]. A value it cannot read caps nothing here; loading a
 /// model refuses it first ([`load_folder`]), so no pass runs under a cap
@@ -2318,6 +2350,8 @@ mod tests {
         assert_eq!(Isa::parse(Some("AVX2")).unwrap(), Isa::Avx2);
         assert_eq!(Isa::parse(Some(" portable ")).unwrap(), Isa::Portable);
         assert!(Isa::Portable < Isa::Avx2 && Isa::Vnni < Isa::Avx512 && Isa::Avx512 < Isa::Amx);
+        assert_eq!(Isa::Avx512.to_string(), "avx512");
+        assert!(kernels() <= isa_cap());
         let e = Isa::parse(Some("avx1024")).unwrap_err().to_string();
         assert!(
             e.contains(ISA_ENV) && e.contains("avx1024") && e.contains("portable"),
