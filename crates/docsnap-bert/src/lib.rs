@@ -37,7 +37,7 @@ use serde::Deserialize;
 /// page's pass. The compiler vectorizes without reassociating or fusing,
 /// so each form computes the same bits. Whatever the body calls must be
 /// `#[inline(always)]` to be compiled the same way.
-macro_rules! avx2_version {
+macro_rules! vector_versions {
     (
         $(#[$meta:meta])*
         fn $name:ident $(<$($g:tt),*>)? ($($arg:ident: $t:ty),* $(,)?) $(-> $ret:ty)? $body:block
@@ -70,7 +70,7 @@ macro_rules! avx2_version {
     };
 }
 
-avx2_version! {
+vector_versions! {
     /// A weight matrix in 8 bits ([`Quantized::rows`]). Built for AVX2
     /// where the CPU has it, as the activations are: the baseline build
     /// rounds through a libm call per weight, a twentieth of loading the
@@ -240,12 +240,12 @@ impl Activations {
     /// Quantizes `rows × k` activations for the kernel this CPU runs for
     /// `n` outputs over `k`-long rows, in one pass.
     fn new(x: &[f32], rows: usize, n: usize, k: usize) -> Activations {
-        avx2_version! {
+        vector_versions! {
             fn shifted(x: &[f32], rows: usize, k: usize) -> Quantized<u8> {
                 Quantized::rows(x, rows, k, |v| (v + 128) as u8)
             }
         }
-        avx2_version! {
+        vector_versions! {
             fn signed(x: &[f32], rows: usize, k: usize) -> Quantized<i16> {
                 Quantized::rows(x, rows, k, |v| v)
             }
@@ -755,7 +755,7 @@ fn add_into(a: &mut [f32], b: &[f32]) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
 }
 
-avx2_version! {
+vector_versions! {
     /// `x += residual` (when not empty), then LayerNorm of every `h`-wide
     /// row of `x`, in place.
     fn add_norm(x: &mut [f32], residual: &[f32], h: usize, n: &Norm, eps: f32) {
@@ -945,7 +945,7 @@ fn int_of(x: f32) -> i32 {
     (x + SHIFT).to_bits() as i32 - SHIFT.to_bits() as i32
 }
 
-avx2_version! {
+vector_versions! {
     /// Self-attention of one sequence of `n` tokens: `qkv` holds each token's
     /// query, key and value side by side; the heads' outputs go to `out`.
     ///
@@ -1251,7 +1251,7 @@ fn attention_reference(qkv: &[f32], n: usize, h: usize, heads: usize, out: &mut 
 /// baseline x86-64 the compiler widens bytes without `pmovsx` and this ran
 /// at a third of its AVX2 speed.
 pub fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
-    avx2_version! {
+    vector_versions! {
         fn run(rows: &[i8], q: &[i8], out: &mut [i32]) {
             for (row, o) in rows.chunks_exact(q.len().max(1)).zip(out) {
                 *o = dot_i8(row, q);
@@ -1448,7 +1448,7 @@ impl Epilogue<'_> {
     /// # Safety
     /// `y` points at m×n values that no one else touches in `cols`.
     unsafe fn apply(&self, y: *mut f32, m: usize, n: usize, cols: &std::ops::Range<usize>) {
-        avx2_version! {
+        vector_versions! {
             /// One row's columns: `row[c] · r · scales[c] + bias[c]`,
             /// then GELU if asked.
             fn finish(row: &mut [f32], r: Option<(f32, &[f32])>, bias: &[f32], gelu_too: bool) {
