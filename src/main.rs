@@ -742,17 +742,13 @@ fn load_model_from(
     if let Some(n) = choice.query_cache {
         m = m.with_query_cache(n);
     }
-    if matches!(m, docsnap::embed::Embedder::Contextual(_)) {
-        // The forward pass's instruction sets set a build's speed (never
-        // its vectors): said, so that timings can be read.
-        let kernels = docsnap_bert::kernels();
-        tracing::info!(
-            "embedding model ({how}): {}, kernels {kernels}",
-            m.identity()
-        );
-    } else {
-        tracing::info!("embedding model ({how}): {}", m.identity());
-    }
+    // The forward pass's instruction sets set a build's speed (never its
+    // vectors): said, so that timings can be read.
+    let kernels = match m {
+        docsnap::embed::Embedder::Contextual(_) => format!(", kernels {}", docsnap_bert::kernels()),
+        docsnap::embed::Embedder::Static(_) => String::new(),
+    };
+    tracing::info!("embedding model ({how}): {}{kernels}", m.identity());
     Ok(Arc::new(m))
 }
 

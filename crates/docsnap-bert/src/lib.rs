@@ -925,16 +925,18 @@ pub fn kernels() -> Isa {
     Isa::Portable
 }
 
+/// The cap [`ISA_ENV`] sets now, or why its value is not one.
+fn isa_setting() -> Result<Isa, BertError> {
+    Isa::parse(std::env::var(ISA_ENV).ok().as_deref())
+}
+
 /// The highest [`Isa`] the kernels may use in this process, read once
 /// from [`ISA_ENV`]. A value it cannot read caps nothing here; loading a
 /// model refuses it first ([`load_folder`]), so no pass runs under a cap
 /// the user did not mean.
 pub fn isa_cap() -> Isa {
     static CAP: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
-    *CAP.get_or_init(|| {
-        let v = std::env::var(ISA_ENV).ok();
-        Isa::parse(v.as_deref()).unwrap_or(Isa::Amx)
-    })
+    *CAP.get_or_init(|| isa_setting().unwrap_or(Isa::Amx))
 }
 
 /// The integer value of `x`, an integral float of magnitude below 2²²,
@@ -2041,7 +2043,7 @@ mod simd {
     pub unsafe fn scores_wide(q: &[f32], kt: &[f32], scale: f32, out: &mut [f32]) {
         let d = q.len();
         let blocks = kt.len() / (d * 16).max(1);
-        assert!(kt.len() >= blocks * d * 16 && out.len() >= blocks * 16);
+        assert!(out.len() >= blocks * 16);
         let mut b = 0;
         while b + 2 <= blocks {
             scores_blocks_wide::<2>(
@@ -2297,7 +2299,7 @@ pub fn load_folder(
     config: BertConfig,
     precision: Precision,
 ) -> Result<Bert, BertError> {
-    Isa::parse(std::env::var(ISA_ENV).ok().as_deref())?;
+    isa_setting()?;
     let weights_path = dir.join("model.safetensors");
     let file = fs::File::open(&weights_path).map_err(|source| BertError::Io {
         path: weights_path.clone(),
